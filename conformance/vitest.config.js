@@ -1,0 +1,10 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["conformance.test.js"],
+    testTimeout: 30000,
+    hookTimeout: 30000,
+    reporters: ["default"],
+  },
+})

@@ -1,0 +1,3 @@
+from ds_server.cli import main
+
+main()

@@ -1,0 +1,43 @@
+"""``ds-server``: serve the Durable Streams protocol with uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import uvicorn
+
+from ds_server.app import asgi_app, create_app
+from ds_server.settings import Settings
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the server until interrupted; settings come from ``DS_*`` variables."""
+    parser = argparse.ArgumentParser(prog="ds-server", description=__doc__)
+    parser.add_argument("--host", help="override DS_SERVER__HOST")
+    parser.add_argument("--port", type=int, help="override DS_SERVER__PORT")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    args = parser.parse_args(argv)
+    settings = Settings()
+    host = args.host or settings.server.host
+    port = settings.server.port if args.port is None else args.port
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
+    app = create_app(settings)
+    config = uvicorn.Config(
+        asgi_app(app),  # type: ignore[arg-type]
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        log_level=args.log_level,
+        access_log=False,
+        server_header=False,
+        # SSE and long-poll connections end on their own; don't wait long for them.
+        timeout_graceful_shutdown=2,
+    )
+    uvicorn.Server(config).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""What handlers need from the running server, kept on the application state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from litestar import Request
+
+    from ds_server.settings import Settings
+    from ds_server.stores.base import Store
+
+
+class StreamEvents:
+    """Observer of stream changes that other features (subscriptions) react to."""
+
+    def data_arrived(self, path: str) -> None:
+        """Data was written to ``path`` (create with a body, or an append)."""
+
+
+@dataclass(slots=True)
+class ServerContext:
+    settings: Settings
+    store: Store
+    # The URL prefix streams are mounted under, e.g. "/v1/stream".
+    route_prefix: str = "/v1/stream"
+    events: StreamEvents = field(default_factory=StreamEvents)
+
+
+STATE_KEY = "ds_context"
+
+
+def context(request: Request[object, object, object]) -> ServerContext:
+    """The server context of the app serving ``request``."""
+    ctx: ServerContext = request.app.state[STATE_KEY]
+    return ctx

@@ -1,0 +1,119 @@
+"""Turning raw request parts into typed values; every malformed input becomes BadRequest."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qs
+
+from ds_server.protocol import headers as h
+from ds_server.protocol.offsets import InvalidOffsetError, Sentinel, parse_offset
+from ds_server.stores.base import ProducerClaim
+
+_MAX_JS_INT = 2**53 - 1
+_DECIMAL_RE = re.compile(r"0|[1-9][0-9]{0,15}")
+_MAX_PATH_BYTES = 1024
+_MAX_PRODUCER_ID = 256
+_MAX_STREAM_SEQ = 256
+
+
+class BadRequest(Exception):
+    """A request the protocol rejects with 400; the message is the short reason."""
+
+
+LIVE_MODES = frozenset({"long-poll", "sse"})
+
+
+@dataclass(frozen=True, slots=True)
+class ReadQuery:
+    offset: int | Sentinel | None
+    live: str | None
+    cursor: str | None
+
+
+def parse_read_query(query_string: bytes) -> ReadQuery:
+    """Parse ``offset``, ``live`` and ``cursor``; unknown parameters are ignored."""
+    try:
+        params = parse_qs(query_string.decode("latin-1"), keep_blank_values=True, errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        raise BadRequest("malformed query string") from None
+    offset_text = _single(params, "offset")
+    live = _single(params, "live")
+    cursor = _single(params, "cursor")
+    if live is not None and live not in LIVE_MODES:
+        raise BadRequest("live must be long-poll or sse")
+    offset: int | Sentinel | None = None
+    if offset_text is not None:
+        try:
+            offset = parse_offset(offset_text)
+        except InvalidOffsetError as exc:
+            raise BadRequest(str(exc)) from None
+    if live is not None and offset is None:
+        raise BadRequest(f"live={live} requires an offset")
+    return ReadQuery(offset=offset, live=live, cursor=cursor)
+
+
+def _single(params: dict[str, list[str]], name: str) -> str | None:
+    values = params.get(name)
+    if values is None:
+        return None
+    if len(values) != 1:
+        raise BadRequest(f"{name} must be given once")
+    if name == "offset" and values[0] == "":
+        raise BadRequest("offset must not be empty")
+    return values[0]
+
+
+def stream_path(raw: str) -> str:
+    """Validate a stream path (the part after the route prefix)."""
+    path = raw.strip("/")
+    if not path:
+        raise BadRequest("stream path is empty")
+    if len(path.encode("utf-8", "surrogatepass")) > _MAX_PATH_BYTES:
+        raise BadRequest("stream path is too long")
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
+        raise BadRequest("stream path contains control characters")
+    segments = path.split("/")
+    if any(segment in ("", ".", "..") for segment in segments):
+        raise BadRequest("stream path contains an empty, '.' or '..' segment")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest("stream path is not valid UTF-8") from None
+    return path
+
+
+def producer_claim(headers: dict[str, str]) -> ProducerClaim | None:
+    """The idempotent-producer triple, or None when none of its headers is present."""
+    producer_id = headers.get(h.PRODUCER_ID.lower())
+    epoch = headers.get(h.PRODUCER_EPOCH.lower())
+    seq = headers.get(h.PRODUCER_SEQ.lower())
+    present = [value is not None for value in (producer_id, epoch, seq)]
+    if not any(present):
+        return None
+    if not all(present):
+        raise BadRequest("Producer-Id, Producer-Epoch and Producer-Seq go together")
+    assert producer_id is not None and epoch is not None and seq is not None
+    if not producer_id or len(producer_id) > _MAX_PRODUCER_ID:
+        raise BadRequest("Producer-Id must be a non-empty string of at most 256 characters")
+    return ProducerClaim(
+        producer_id=producer_id,
+        epoch=_js_int(epoch, h.PRODUCER_EPOCH),
+        seq=_js_int(seq, h.PRODUCER_SEQ),
+    )
+
+
+def _js_int(text: str, name: str) -> int:
+    if _DECIMAL_RE.fullmatch(text) is None or int(text) > _MAX_JS_INT:
+        raise BadRequest(f"{name} must be a non-negative integer <= 2^53-1")
+    return int(text)
+
+
+def stream_seq(headers: dict[str, str]) -> str | None:
+    """The Stream-Seq header, compared byte-wise by the store."""
+    value = headers.get(h.STREAM_SEQ.lower())
+    if value is None:
+        return None
+    if not value or len(value) > _MAX_STREAM_SEQ:
+        raise BadRequest("Stream-Seq must be a non-empty string of at most 256 characters")
+    return value

@@ -1,0 +1,172 @@
+"""Stream lifecycle: create (PUT), append and close (POST), metadata (HEAD), delete (DELETE)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from litestar import Request, Response, delete, head, post, put
+
+from ds_server.protocol import headers as h
+from ds_server.protocol.expiry import InvalidExpiryError, parse_expires_at, parse_ttl
+from ds_server.protocol.json_mode import InvalidJsonError, is_json_content_type, split_messages
+from ds_server.protocol.offsets import InvalidOffsetError, format_offset, parse_fork_offset
+from ds_server.routes._body import read_body
+from ds_server.routes._context import context
+from ds_server.routes._request import BadRequest, producer_claim, stream_path, stream_seq
+from ds_server.routes._responses import metadata_headers, no_content
+from ds_server.stores.base import (
+    AppendOutcome,
+    AppendRequest,
+    CreateRequest,
+    Expiry,
+    ForkSpec,
+)
+
+if TYPE_CHECKING:
+    from litestar.datastructures import Headers
+
+DEFAULT_CONTENT_TYPE = "application/octet-stream"
+_SUB_OFFSET_HEADER = "stream-fork-sub-offset"
+
+Req = Request[object, object, object]
+
+
+@put("/{path:path}", status_code=201)
+async def create_stream(request: Req, path: str) -> Response[bytes]:
+    """Create a stream (201), or confirm an identical one (200); 409 on a different config."""
+    ctx = context(request)
+    name = stream_path(path)
+    headers = request.headers
+    content_type = headers.get(h.CONTENT_TYPE)
+    fork = _fork_spec(headers, ctx.route_prefix)
+    if fork is None and not content_type:
+        content_type = DEFAULT_CONTENT_TYPE
+    body = await read_body(request, ctx.settings.limits.max_stream_bytes)
+    messages = _split(body, content_type, allow_empty_array=True)
+    result = await ctx.store.create(
+        CreateRequest(
+            path=name,
+            content_type=content_type or None,
+            expiry=_expiry(headers),
+            closed=h.is_true(headers.get(h.STREAM_CLOSED)),
+            messages=messages,
+            fork=fork,
+        )
+    )
+    response_headers = metadata_headers(result.info)
+    status = 201 if result.created else 200
+    if result.created:
+        response_headers[h.LOCATION] = str(request.url.with_replacements(query=""))
+    if result.created and messages:
+        ctx.events.data_arrived(name)
+    return Response(content=b"", status_code=status, headers=response_headers)
+
+
+@post("/{path:path}")
+async def append_to_stream(request: Req, path: str) -> Response[bytes]:
+    """Append (and optionally close); 200 for a new idempotent-producer write, else 204."""
+    ctx = context(request)
+    name = stream_path(path)
+    headers = request.headers
+    claim = producer_claim(headers)
+    close = h.is_true(headers.get(h.STREAM_CLOSED))
+    seq = stream_seq(headers)
+    body = await read_body(request, ctx.settings.limits.max_stream_bytes)
+    if not body and not close:
+        raise BadRequest("an append needs a body (or Stream-Closed: true)")
+    content_type = headers.get(h.CONTENT_TYPE) if body else None
+    if body and not content_type:
+        raise BadRequest("Content-Type is required when appending data")
+    messages = _split(body, content_type, allow_empty_array=False)
+    result = await ctx.store.append(
+        AppendRequest(
+            path=name,
+            content_type=content_type,
+            messages=messages,
+            close=close,
+            stream_seq=seq,
+            writer=headers.get(h.WRITER_IDENTITY, ""),
+            producer=claim,
+        )
+    )
+    info = result.info
+    response_headers = {h.STREAM_NEXT_OFFSET: format_offset(info.tail)}
+    if info.closed:
+        response_headers[h.STREAM_CLOSED] = h.TRUE
+    if result.producer_epoch is not None:
+        response_headers[h.PRODUCER_EPOCH] = str(result.producer_epoch)
+    if result.producer_seq is not None:
+        response_headers[h.PRODUCER_SEQ] = str(result.producer_seq)
+    if result.outcome is AppendOutcome.APPENDED:
+        ctx.events.data_arrived(name)
+        if claim is not None:
+            return Response(content=b"", status_code=200, headers=response_headers)
+    return no_content(response_headers)
+
+
+@head("/{path:path}")
+async def stream_metadata(request: Req, path: str) -> Response[None]:
+    """Content type, tail offset, closure and expiry; never cached, never renews a TTL."""
+    info = await context(request).store.head(stream_path(path))
+    response_headers = metadata_headers(info)
+    response_headers[h.CACHE_CONTROL] = "no-store"
+    return Response(content=None, status_code=200, headers=response_headers)
+
+
+@delete("/{path:path}", status_code=200)
+async def delete_stream(request: Req, path: str) -> Response[bytes]:
+    """Delete a stream; forks keep reading what they inherited."""
+    await context(request).store.delete(stream_path(path))
+    return no_content({})
+
+
+def _split(body: bytes, content_type: str | None, *, allow_empty_array: bool) -> tuple[bytes, ...]:
+    if not body:
+        return ()
+    if content_type is not None and is_json_content_type(content_type):
+        try:
+            return tuple(split_messages(body, allow_empty_array=allow_empty_array))
+        except InvalidJsonError as exc:
+            raise BadRequest(str(exc)) from None
+    return (body,)
+
+
+def _expiry(headers: Headers) -> Expiry:
+    ttl = headers.get(h.STREAM_TTL)
+    expires_at = headers.get(h.STREAM_EXPIRES_AT)
+    if ttl is not None and expires_at is not None:
+        raise BadRequest("Stream-TTL and Stream-Expires-At are mutually exclusive")
+    try:
+        if ttl is not None:
+            return Expiry(ttl_seconds=parse_ttl(ttl))
+        if expires_at is not None:
+            return Expiry(expires_at=parse_expires_at(expires_at))
+    except InvalidExpiryError as exc:
+        raise BadRequest(str(exc)) from None
+    return Expiry()
+
+
+def _fork_spec(headers: Headers, route_prefix: str) -> ForkSpec | None:
+    source = headers.get(h.STREAM_FORKED_FROM)
+    offset_text = headers.get(h.STREAM_FORK_OFFSET)
+    sub_text = headers.get(_SUB_OFFSET_HEADER)
+    if source is None:
+        if offset_text is not None or sub_text is not None:
+            raise BadRequest("fork offsets need Stream-Forked-From")
+        return None
+    if source.startswith(route_prefix + "/"):
+        source = source[len(route_prefix) :]
+    offset = None
+    if offset_text is not None:
+        try:
+            offset = parse_fork_offset(offset_text)
+        except InvalidOffsetError as exc:
+            raise BadRequest(str(exc)) from None
+    sub_offset = 0
+    if sub_text is not None:
+        if not sub_text.isascii() or not sub_text.isdigit() or (len(sub_text) > 1 and sub_text[0] == "0"):
+            raise BadRequest("Stream-Fork-Sub-Offset must be a non-negative integer")
+        sub_offset = int(sub_text)
+    if sub_offset > 0 and offset is None:
+        raise BadRequest("Stream-Fork-Sub-Offset needs Stream-Fork-Offset")
+    return ForkSpec(source=stream_path(source), offset=offset, sub_offset=sub_offset)

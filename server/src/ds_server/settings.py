@@ -1,0 +1,58 @@
+"""Server configuration from the environment (``DS_`` prefix, ``__`` nesting).
+
+Names and defaults follow the reference stack so existing deployments keep
+their configuration: ``DS_SERVER__PORT=4437``, ``DS_STORAGE__MODE`` and so on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from typing_extensions import Annotated
+
+
+class ServerSection(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(default=4437, ge=0, le=65535)
+    long_poll_timeout_secs: float = Field(default=30.0, gt=0)
+    # 0 disables the periodic close of SSE connections.
+    sse_reconnect_interval_secs: float = Field(default=60.0, ge=0)
+    # Largest body a single catch-up read returns; clients page with Stream-Next-Offset.
+    read_chunk_bytes: int = Field(default=1024 * 1024, ge=1024)
+
+
+class HttpSection(BaseModel):
+    cors_origins: Annotated[list[str], NoDecode] = ["*"]
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        # The reference stack takes a comma-separated list, not JSON.
+        if isinstance(value, str):
+            return [origin.strip() for origin in value.split(",") if origin.strip()]
+        return value
+
+
+class LimitsSection(BaseModel):
+    max_memory_bytes: int = Field(default=100 * 1024 * 1024, gt=0)
+    max_stream_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+
+
+class StorageSection(BaseModel):
+    mode: str = "memory"
+    data_dir: Path = Path("./data/streams")
+
+
+class Settings(BaseSettings):
+    """All settings of ds-server; every field can be set as ``DS_<SECTION>__<NAME>``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="DS_", env_nested_delimiter="__", extra="ignore", frozen=True
+    )
+
+    server: ServerSection = ServerSection()
+    http: HttpSection = HttpSection()
+    limits: LimitsSection = LimitsSection()
+    storage: StorageSection = StorageSection()

@@ -1,0 +1,169 @@
+"""The storage boundary: the ``Store`` ABC and the values that cross it.
+
+Routes speak only to this interface. Every backend keeps the same contract:
+producer validation and the append it guards are one atomic operation,
+serialized per stream; offsets are cumulative payload byte positions.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ds_server.protocol.offsets import Sentinel
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ds_server.live import LiveNotifier
+    from ds_server.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Expiry:
+    """How a stream expires: a sliding TTL in seconds, or a fixed instant."""
+
+    ttl_seconds: int | None = None
+    expires_at: float | None = None  # Unix seconds
+
+
+@dataclass(frozen=True, slots=True)
+class ForkSpec:
+    """Create the new stream as a fork of ``source`` at ``offset`` (None: its tail).
+
+    ``sub_offset`` moves the divergence point past ``offset`` by that many
+    bytes (byte streams) or messages (JSON streams).
+    """
+
+    source: str
+    offset: int | None
+    sub_offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRequest:
+    path: str
+    # None only for forks, which then inherit the source's content type.
+    content_type: str | None
+    expiry: Expiry = Expiry()
+    closed: bool = False
+    # The initial body, already split into messages (JSON) or one chunk (bytes).
+    messages: tuple[bytes, ...] = ()
+    fork: ForkSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerClaim:
+    """The idempotent-producer triple of an append."""
+
+    producer_id: str
+    epoch: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class AppendRequest:
+    path: str
+    # The request's Content-Type; None when the body is empty (close-only).
+    content_type: str | None
+    messages: tuple[bytes, ...]
+    close: bool = False
+    stream_seq: str | None = None
+    # Stream-Seq ordering is scoped per writer identity (X-JWT-Sub), "" when anonymous.
+    writer: str = ""
+    producer: ProducerClaim | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamInfo:
+    """A stream's metadata as of one moment."""
+
+    stream_id: str  # unique per incarnation: a re-created path gets a new id
+    path: str
+    content_type: str
+    tail: int
+    closed: bool
+    expiry: Expiry
+    expires_at: float | None  # when it will expire if untouched, Unix seconds
+    created_at: float
+    forked_from: str | None = None
+    fork_offset: int | None = None
+    earliest_offset: int = 0
+
+
+class AppendOutcome(enum.Enum):
+    APPENDED = "appended"
+    DUPLICATE = "duplicate"  # an idempotent-producer retry; nothing was written
+    CLOSED = "closed"  # a close-only request (possibly a repeat)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    outcome: AppendOutcome
+    info: StreamInfo
+    # Echoed producer state: the epoch and the highest accepted seq.
+    producer_epoch: int | None = None
+    producer_seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateResult:
+    created: bool
+    info: StreamInfo
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    info: StreamInfo
+    start: int
+    next_offset: int
+    # Message payloads (JSON) or byte slices, in stream order.
+    chunks: list[bytes] = field(default_factory=list)
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.next_offset >= self.info.tail
+
+    @property
+    def at_closed_end(self) -> bool:
+        return self.info.closed and self.up_to_date
+
+
+class Store(abc.ABC):
+    """A durable-streams storage backend."""
+
+    def __init__(self, live: LiveNotifier) -> None:
+        self.live = live
+
+    @classmethod
+    @abc.abstractmethod
+    def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
+        """Build the backend from the server settings."""
+
+    async def start(self) -> None:  # noqa: B027 - optional hook
+        """Open files, recover state; called once before serving."""
+
+    async def stop(self) -> None:  # noqa: B027 - optional hook
+        """Flush and release resources; called once at shutdown."""
+
+    @abc.abstractmethod
+    async def create(self, request: CreateRequest) -> CreateResult:
+        """Create a stream, or confirm an identical one exists (``created=False``)."""
+
+    @abc.abstractmethod
+    async def append(self, request: AppendRequest) -> AppendResult:
+        """Validate producer/sequence/closure rules and append atomically."""
+
+    @abc.abstractmethod
+    async def read(self, path: str, offset: int | Sentinel, max_bytes: int) -> ReadResult:
+        """Read up to about ``max_bytes`` from ``offset``; renews a sliding TTL."""
+
+    @abc.abstractmethod
+    async def head(self, path: str) -> StreamInfo:
+        """A stream's metadata; does not renew its TTL."""
+
+    @abc.abstractmethod
+    async def delete(self, path: str) -> None:
+        """Delete a stream (forks keep reading the data they inherited)."""

@@ -1,0 +1,104 @@
+"""Domain errors raised by stores; mapped to HTTP status once, in ``ds_server.errors``."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base of every error a store raises on purpose."""
+
+    reason = "store error"
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(reason or self.reason)
+        self.reason = reason or self.reason
+
+
+class StreamNotFound(StoreError):
+    reason = "stream not found"
+
+
+class StreamExists(StoreError):
+    """Create with a configuration that differs from the existing stream's."""
+
+    reason = "stream exists with a different configuration"
+
+
+class StreamClosed(StoreError):
+    """Append to a closed stream; carries the final offset for the response."""
+
+    reason = "stream is closed"
+
+    def __init__(self, tail: int) -> None:
+        super().__init__()
+        self.tail = tail
+
+
+class ContentTypeMismatch(StoreError):
+    reason = "content type does not match the stream's"
+
+
+class SequenceConflict(StoreError):
+    """A Stream-Seq at or below the writer's last one."""
+
+    reason = "Stream-Seq must increase"
+
+
+class ProducerFenced(StoreError):
+    """A producer epoch older than the stream's current one (zombie fencing)."""
+
+    reason = "stale producer epoch"
+
+    def __init__(self, current_epoch: int) -> None:
+        super().__init__()
+        self.current_epoch = current_epoch
+
+
+class SequenceGap(StoreError):
+    """A producer sequence number that skips ahead of the expected one."""
+
+    reason = "producer sequence gap"
+
+    def __init__(self, expected: int, received: int) -> None:
+        super().__init__()
+        self.expected = expected
+        self.received = received
+
+
+class InvalidProducerState(StoreError):
+    """A new producer epoch that does not start at sequence 0."""
+
+    reason = "a new producer epoch must start at Producer-Seq 0"
+
+
+class PayloadTooLarge(StoreError):
+    reason = "payload exceeds the configured limit"
+
+
+class InvalidOffset(StoreError):
+    """An offset beyond the tail or inside a message."""
+
+    reason = "offset is not a readable position of this stream"
+
+
+class OffsetGone(StoreError):
+    """An offset before the earliest retained position."""
+
+    reason = "offset is before the earliest retained data"
+
+
+class InvalidFork(StoreError):
+    """A fork request that cannot be satisfied (bad source or offset)."""
+
+    reason = "invalid fork"
+
+
+class StorageFull(StoreError):
+    """The backing storage refused the write; nothing was written."""
+
+    reason = "storage is full"
+
+
+class StreamGone(StoreError):
+    """A stream deleted (or expired) while forks still read its data."""
+
+    reason = "stream was deleted; its forks keep its data"

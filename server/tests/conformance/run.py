@@ -1,0 +1,61 @@
+"""Run the official conformance suite against a real ds-server process.
+
+Usage: python server/tests/conformance/run.py [BACKEND ...]
+
+For each backend: start ``ds-server`` on a free loopback port (with a fresh
+data directory), wait for /healthz, run the vitest suite in conformance/,
+stop the server. Exits non-zero if any run fails.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from support.server_process import ServerProcess  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[3]
+SUITE_DIR = ROOT / "conformance"
+LONG_POLL_SECS = "1"
+
+
+def run_suite(backend: str) -> int:
+    with tempfile.TemporaryDirectory(prefix="ds-conformance-") as data_dir:
+        env = {
+            "DS_STORAGE__MODE": backend,
+            "DS_STORAGE__DATA_DIR": data_dir,
+            # The suite requires a long-poll timeout of at most 1 s.
+            "DS_SERVER__LONG_POLL_TIMEOUT_SECS": LONG_POLL_SECS,
+        }
+        with ServerProcess(env=env) as server:
+            print(f"== conformance: backend={backend} url={server.url}", flush=True)
+            vitest = SUITE_DIR / "node_modules" / ".bin" / "vitest"
+            completed = subprocess.run(
+                [str(vitest), "run"],
+                cwd=SUITE_DIR,
+                env={
+                    **os.environ,
+                    "CONFORMANCE_TEST_URL": server.url,
+                    "CONFORMANCE_LONG_POLL_MS": str(int(float(LONG_POLL_SECS) * 1000)),
+                    "FORCE_COLOR": "0",
+                },
+                check=False,
+            )
+            return completed.returncode
+
+
+def main() -> None:
+    backends = sys.argv[1:] or ["memory"]
+    failed = [backend for backend in backends if run_suite(backend) != 0]
+    if failed:
+        print(f"conformance failed for: {', '.join(failed)}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
