@@ -16,8 +16,9 @@ from ds_server.stores import errors as e
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from litestar import Request
     from litestar.types import ExceptionHandlersMap
+
+    from ds_server.routes._context import AnyRequest
 
 log = logging.getLogger("ds_server")
 
@@ -61,20 +62,20 @@ def text_response(status: int, reason: str, headers: dict[str, str] | None = Non
     )
 
 
-def _store_error(_: Request[object, object, object], error: e.StoreError) -> Response[str]:
+def _store_error(_: AnyRequest, error: e.StoreError) -> Response[str]:
     status = _STATUS.get(type(error), 400)
     return text_response(status, error.reason, _extra_headers(error))
 
 
-def _bad_request(_: Request[object, object, object], error: BadRequest) -> Response[str]:
+def _bad_request(_: AnyRequest, error: BadRequest) -> Response[str]:
     return text_response(400, str(error))
 
 
-def _http_error(_: Request[object, object, object], error: HTTPException) -> Response[str]:
+def _http_error(_: AnyRequest, error: HTTPException) -> Response[str]:
     return text_response(error.status_code, error.detail, dict(error.headers or {}))
 
 
-def _unexpected(request: Request[object, object, object], error: Exception) -> Response[str]:
+def _unexpected(request: AnyRequest, error: Exception) -> Response[str]:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
     return text_response(500, "internal error")
 
@@ -87,4 +88,3 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
 }
 
 __all__: list[str] = ["EXCEPTION_HANDLERS", "text_response"]
-

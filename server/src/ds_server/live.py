@@ -40,10 +40,10 @@ class LiveNotifier:
             return
         self._loop.call_soon_threadsafe(self.notify, path)
 
-    async def wait(self, event: asyncio.Event, timeout: float) -> bool:
-        """Wait for ``event`` up to ``timeout`` seconds; True when it fired."""
+    async def wait(self, event: asyncio.Event, seconds: float) -> bool:
+        """Wait for ``event`` up to ``seconds``; True when it fired."""
         try:
-            await asyncio.wait_for(event.wait(), timeout)
+            await asyncio.wait_for(event.wait(), seconds)
         except TimeoutError:
             return False
         return True

@@ -17,7 +17,7 @@ def security_headers(app: ASGIApp) -> ASGIApp:
     """Wrap ``app`` so each HTTP response carries the security headers."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http":  # type: ignore[comparison-overlap]
             await app(scope, receive, send)
             return
 

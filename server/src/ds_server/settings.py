@@ -7,10 +7,10 @@ their configuration: ``DS_SERVER__PORT=4437``, ``DS_STORAGE__MODE`` and so on.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from typing_extensions import Annotated
 
 
 class ServerSection(BaseModel):

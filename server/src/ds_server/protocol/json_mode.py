@@ -6,9 +6,12 @@ numbers and strings round-trip without re-serialisation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 JSON_CONTENT_TYPE = "application/json"
 

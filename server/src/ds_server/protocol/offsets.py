@@ -14,7 +14,7 @@ MAX_OFFSET = 10**OFFSET_WIDTH - 1
 BEGINNING_SENTINEL = "-1"
 NOW_SENTINEL = "now"
 
-_OFFSET_RE = re.compile(r"[0-9]{%d}" % OFFSET_WIDTH)
+_OFFSET_RE = re.compile(rf"[0-9]{{{OFFSET_WIDTH}}}")
 
 
 class Sentinel(enum.Enum):

@@ -39,18 +39,16 @@ def data_event(payload: bytes, *, base64_encoded: bool) -> bytes:
 class Control(msgspec.Struct, omit_defaults=True):
     """The JSON body of a ``control`` event (camelCase on the wire)."""
 
-    streamNextOffset: str  # noqa: N815 - protocol field name
-    streamCursor: str | None = None  # noqa: N815
-    upToDate: bool | None = None  # noqa: N815
-    streamClosed: bool | None = None  # noqa: N815
+    streamNextOffset: str
+    streamCursor: str | None = None
+    upToDate: bool | None = None
+    streamClosed: bool | None = None
 
 
 _encode = msgspec.json.Encoder().encode
 
 
-def control_event(
-    next_offset: str, *, cursor: str | None, up_to_date: bool, closed: bool
-) -> bytes:
+def control_event(next_offset: str, *, cursor: str | None, up_to_date: bool, closed: bool) -> bytes:
     """Frame one ``control`` event; the cursor is left out once the stream is closed."""
     control = Control(
         streamNextOffset=next_offset,

@@ -8,10 +8,10 @@ from ds_server.routes._request import BadRequest
 from ds_server.stores.errors import PayloadTooLarge
 
 if TYPE_CHECKING:
-    from litestar import Request
+    from ds_server.routes._context import AnyRequest
 
 
-async def read_body(request: Request[object, object, object], limit: int) -> bytes:
+async def read_body(request: AnyRequest, limit: int) -> bytes:
     """The whole body; 413 as soon as it is known to exceed ``limit`` bytes."""
     declared = request.headers.get("content-length")
     if declared is not None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from litestar import Request
 
 if TYPE_CHECKING:
-    from litestar import Request
-
     from ds_server.settings import Settings
     from ds_server.stores.base import Store
 
@@ -30,8 +30,11 @@ class ServerContext:
 
 STATE_KEY = "ds_context"
 
+# Handlers don't use Litestar's typed user/auth/state slots.
+AnyRequest = Request[Any, Any, Any]
 
-def context(request: Request[object, object, object]) -> ServerContext:
+
+def context(request: AnyRequest) -> ServerContext:
     """The server context of the app serving ``request``."""
     ctx: ServerContext = request.app.state[STATE_KEY]
     return ctx

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from ds_server.protocol import headers as h
 from ds_server.protocol.offsets import InvalidOffsetError, Sentinel, parse_offset
 from ds_server.stores.base import ProducerClaim
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _MAX_JS_INT = 2**53 - 1
 _DECIMAL_RE = re.compile(r"0|[1-9][0-9]{0,15}")
@@ -83,7 +87,7 @@ def stream_path(raw: str) -> str:
     return path
 
 
-def producer_claim(headers: dict[str, str]) -> ProducerClaim | None:
+def producer_claim(headers: Mapping[str, str]) -> ProducerClaim | None:
     """The idempotent-producer triple, or None when none of its headers is present."""
     producer_id = headers.get(h.PRODUCER_ID.lower())
     epoch = headers.get(h.PRODUCER_EPOCH.lower())
@@ -93,7 +97,9 @@ def producer_claim(headers: dict[str, str]) -> ProducerClaim | None:
         return None
     if not all(present):
         raise BadRequest("Producer-Id, Producer-Epoch and Producer-Seq go together")
-    assert producer_id is not None and epoch is not None and seq is not None
+    assert producer_id is not None
+    assert epoch is not None
+    assert seq is not None
     if not producer_id or len(producer_id) > _MAX_PRODUCER_ID:
         raise BadRequest("Producer-Id must be a non-empty string of at most 256 characters")
     return ProducerClaim(
@@ -109,7 +115,7 @@ def _js_int(text: str, name: str) -> int:
     return int(text)
 
 
-def stream_seq(headers: dict[str, str]) -> str | None:
+def stream_seq(headers: Mapping[str, str]) -> str | None:
     """The Stream-Seq header, compared byte-wise by the store."""
     value = headers.get(h.STREAM_SEQ.lower())
     if value is None:

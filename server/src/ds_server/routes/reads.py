@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from litestar import Request, Response, get
+from litestar import Response, get
 from litestar.response import Stream
 
 from ds_server.protocol import headers as h
@@ -14,22 +14,21 @@ from ds_server.protocol.etag import matches, read_etag
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import Sentinel, format_offset
 from ds_server.protocol.sse import uses_base64
-from ds_server.routes._context import context
+from ds_server.routes._context import AnyRequest, context
 from ds_server.routes._request import parse_read_query, stream_path
-from ds_server.routes._sse import sse_events
 from ds_server.routes._responses import no_content
+from ds_server.routes._sse import sse_events
 
 if TYPE_CHECKING:
     from ds_server.routes._context import ServerContext
     from ds_server.stores.base import ReadResult
 
-Req = Request[object, object, object]
 
 CATCH_UP_CACHE = "public, max-age=60, stale-while-revalidate=300"
 
 
 @get("/{path:path}")
-async def read_stream(request: Req, path: str) -> Response[bytes] | Stream:
+async def read_stream(request: AnyRequest, path: str) -> Response[bytes] | Stream:
     """Serve a read in the mode the query asks for."""
     ctx = context(request)
     name = stream_path(path)
@@ -92,9 +91,7 @@ async def _sse(ctx: ServerContext, name: str, offset: int | Sentinel, cursor: st
     base64_encoded = uses_base64(first.info.content_type)
     if base64_encoded:
         headers[h.STREAM_SSE_DATA_ENCODING] = "base64"
-    events = sse_events(
-        ctx, name, first, cursor=cursor, base64_encoded=base64_encoded
-    )
+    events = sse_events(ctx, name, first, cursor=cursor, base64_encoded=base64_encoded)
     headers[h.CONTENT_TYPE] = "text/event-stream"
     return Stream(events, status_code=200, headers=headers)
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from litestar import Request, Response, delete, head, post, put
+from litestar import Response, delete, head, post, put
 
 from ds_server.protocol import headers as h
 from ds_server.protocol.expiry import InvalidExpiryError, parse_expires_at, parse_ttl
 from ds_server.protocol.json_mode import InvalidJsonError, is_json_content_type, split_messages
 from ds_server.protocol.offsets import InvalidOffsetError, format_offset, parse_fork_offset
 from ds_server.routes._body import read_body
-from ds_server.routes._context import context
+from ds_server.routes._context import AnyRequest, context
 from ds_server.routes._request import BadRequest, producer_claim, stream_path, stream_seq
 from ds_server.routes._responses import metadata_headers, no_content
 from ds_server.stores.base import (
@@ -28,11 +28,9 @@ if TYPE_CHECKING:
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 _SUB_OFFSET_HEADER = "stream-fork-sub-offset"
 
-Req = Request[object, object, object]
-
 
 @put("/{path:path}", status_code=201)
-async def create_stream(request: Req, path: str) -> Response[bytes]:
+async def create_stream(request: AnyRequest, path: str) -> Response[bytes]:
     """Create a stream (201), or confirm an identical one (200); 409 on a different config."""
     ctx = context(request)
     name = stream_path(path)
@@ -63,7 +61,7 @@ async def create_stream(request: Req, path: str) -> Response[bytes]:
 
 
 @post("/{path:path}")
-async def append_to_stream(request: Req, path: str) -> Response[bytes]:
+async def append_to_stream(request: AnyRequest, path: str) -> Response[bytes]:
     """Append (and optionally close); 200 for a new idempotent-producer write, else 204."""
     ctx = context(request)
     name = stream_path(path)
@@ -105,7 +103,7 @@ async def append_to_stream(request: Req, path: str) -> Response[bytes]:
 
 
 @head("/{path:path}")
-async def stream_metadata(request: Req, path: str) -> Response[None]:
+async def stream_metadata(request: AnyRequest, path: str) -> Response[None]:
     """Content type, tail offset, closure and expiry; never cached, never renews a TTL."""
     info = await context(request).store.head(stream_path(path))
     response_headers = metadata_headers(info)
@@ -114,7 +112,7 @@ async def stream_metadata(request: Req, path: str) -> Response[None]:
 
 
 @delete("/{path:path}", status_code=200)
-async def delete_stream(request: Req, path: str) -> Response[bytes]:
+async def delete_stream(request: AnyRequest, path: str) -> Response[bytes]:
     """Delete a stream; forks keep reading what they inherited."""
     await context(request).store.delete(stream_path(path))
     return no_content({})
@@ -164,7 +162,11 @@ def _fork_spec(headers: Headers, route_prefix: str) -> ForkSpec | None:
             raise BadRequest(str(exc)) from None
     sub_offset = 0
     if sub_text is not None:
-        if not sub_text.isascii() or not sub_text.isdigit() or (len(sub_text) > 1 and sub_text[0] == "0"):
+        if (
+            not sub_text.isascii()
+            or not sub_text.isdigit()
+            or (len(sub_text) > 1 and sub_text[0] == "0")
+        ):
             raise BadRequest("Stream-Fork-Sub-Offset must be a non-negative integer")
         sub_offset = int(sub_text)
     if sub_offset > 0 and offset is None:

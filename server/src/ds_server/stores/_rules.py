@@ -126,7 +126,9 @@ class AppendDecision:
         )
 
 
-def decide_append(state: StreamState, request: AppendRequest, max_stream_bytes: int) -> AppendDecision:
+def decide_append(
+    state: StreamState, request: AppendRequest, max_stream_bytes: int
+) -> AppendDecision:
     """Apply the protocol's validation order to one append.
 
     Producer fencing comes first (a zombie learns it is fenced even on a
@@ -142,11 +144,10 @@ def decide_append(state: StreamState, request: AppendRequest, max_stream_bytes: 
         if request.close and not request.messages:
             return AppendDecision(outcome=AppendOutcome.CLOSED)
         raise StreamClosed(state.tail)
-    if request.messages:
-        if request.content_type is None or not same_content_type(
-            state.content_type, request.content_type
-        ):
-            raise ContentTypeMismatch()
+    if request.messages and (request.content_type is None or not same_content_type(
+        state.content_type, request.content_type
+    )):
+        raise ContentTypeMismatch()
     if request.stream_seq is not None:
         last = state.writer_seqs.get(request.writer)
         if last is not None and request.stream_seq.encode() <= last.encode():

@@ -12,12 +12,11 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ds_server.protocol.offsets import Sentinel
-
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
     from ds_server.live import LiveNotifier
+    from ds_server.protocol.offsets import Sentinel
     from ds_server.settings import Settings
 
 

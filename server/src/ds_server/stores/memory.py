@@ -14,6 +14,7 @@ from ds_server.stores import _rules
 from ds_server.stores._forks import resolve_fork_offset
 from ds_server.stores._rules import StreamState
 from ds_server.stores.base import (
+    AppendOutcome,
     AppendRequest,
     AppendResult,
     CreateRequest,
@@ -33,8 +34,7 @@ from ds_server.stores.errors import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-    from typing_extensions import Self
+    from typing import Self
 
     from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
@@ -58,9 +58,7 @@ class _Stream:
 class MemoryStore(Store):
     """Streams held in process memory; lost on restart."""
 
-    def __init__(
-        self, live: LiveNotifier, *, max_stream_bytes: int, max_memory_bytes: int
-    ) -> None:
+    def __init__(self, live: LiveNotifier, *, max_stream_bytes: int, max_memory_bytes: int) -> None:
         super().__init__(live)
         self._streams: dict[str, _Stream] = {}
         self._ids = itertools.count(1)
@@ -94,7 +92,9 @@ class MemoryStore(Store):
         if existing is not None:
             state = existing.state
             if state.soft_deleted:
-                raise StreamExists("a deleted stream's path cannot be re-created while forks use it")
+                raise StreamExists(
+                    "a deleted stream's path cannot be re-created while forks use it"
+                )
             if state.is_expired(moment):
                 self._expire(existing)
             else:
@@ -152,7 +152,7 @@ class MemoryStore(Store):
         stream = self._lookup(request.path, touch=True)
         state = stream.state
         decision = _rules.decide_append(state, request, self._max_stream_bytes)
-        if decision.outcome is _rules.AppendOutcome.DUPLICATE:
+        if decision.outcome is AppendOutcome.DUPLICATE:
             echo = decision.echo
             return AppendResult(
                 outcome=decision.outcome,
