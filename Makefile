@@ -1,0 +1,58 @@
+# The durable-sessions stack. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+UV_VERSION := 0.13.8
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+PY := $(VENV)/bin/python
+CONFORMANCE_BACKENDS ?= memory
+
+.PHONY: help setup dev test lint typecheck unit conformance docs fmt clean
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
+
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml
+	$(UV) sync --locked --quiet
+	@touch $@
+
+conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
+	cd conformance && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+setup: $(VENV)/.synced conformance/node_modules/.installed ## Install everything (uv, Python workspace, npm packages)
+
+dev: $(VENV)/.synced ## Run ds-server locally on 127.0.0.1:4437
+	$(VENV)/bin/ds-server
+
+test: setup lint typecheck unit conformance docs ## Lint, type-check, unit/HTTP tests, conformance, docs build
+
+lint: $(VENV)/.synced ## ruff lint + format check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(VENV)/.synced ## mypy --strict on the sources
+	$(VENV)/bin/mypy
+
+unit: $(VENV)/.synced ## pytest: unit, store contract and HTTP tests
+	$(VENV)/bin/pytest -q
+
+conformance: setup ## The official conformance suite against a real ds-server, per backend
+	$(PY) server/tests/conformance/run.py $(CONFORMANCE_BACKENDS)
+
+docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict)
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+fmt: $(VENV)/.synced ## Format and auto-fix
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean: ## Remove build and test artefacts (keeps .venv and node_modules)
+	rm -rf site .pytest_cache .mypy_cache .ruff_cache .hypothesis
