@@ -8,7 +8,7 @@ the decision says exactly what to write, or raises the domain error.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ds_server.protocol.json_mode import is_json_content_type, media_type
 from ds_server.stores._producers import ProducerState, Verdict, accepted, check_claim
@@ -41,6 +41,7 @@ class StreamState:
     tail: int
     fork_offset: int = 0
     forked_from: str | None = None
+    forked_from_id: str | None = None
     # What the fork's creator asked for, to judge an idempotent re-create.
     fork_requested_offset: int | None = None
     fork_sub_offset: int = 0
@@ -85,6 +86,11 @@ class StreamState:
             forked_from=self.forked_from,
             fork_offset=self.fork_offset if self.forked_from is not None else None,
         )
+
+
+def with_tail(info: StreamInfo, tail: int) -> StreamInfo:
+    """``info`` as readers see it while writes up to its tail are still in flight."""
+    return replace(info, tail=tail, closed=False)
 
 
 def same_content_type(a: str, b: str) -> bool:
@@ -144,9 +150,10 @@ def decide_append(
         if request.close and not request.messages:
             return AppendDecision(outcome=AppendOutcome.CLOSED)
         raise StreamClosed(state.tail)
-    if request.messages and (request.content_type is None or not same_content_type(
-        state.content_type, request.content_type
-    )):
+    if request.messages and (
+        request.content_type is None
+        or not same_content_type(state.content_type, request.content_type)
+    ):
         raise ContentTypeMismatch()
     if request.stream_seq is not None:
         last = state.writer_seqs.get(request.writer)

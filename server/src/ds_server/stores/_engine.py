@@ -1,0 +1,367 @@
+"""The stream engine every backend shares: the protocol on top of a ``Persistence``.
+
+It keeps each stream's state in memory, serializes writes per stream,
+applies the shared rules, resolves forks, expires streams, and wakes live
+readers. Readers only ever see data the backend has made durable: a
+stream's ``visible_tail`` trails its write tail while a group commit is in
+flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ds_server.protocol.offsets import Sentinel
+from ds_server.stores import _rules
+from ds_server.stores._forks import resolve_fork_offset
+from ds_server.stores._persistence import AppendCommit
+from ds_server.stores._rules import StreamState
+from ds_server.stores.base import (
+    AppendOutcome,
+    AppendResult,
+    CreateResult,
+    Expiry,
+    ReadResult,
+    Store,
+)
+from ds_server.stores.errors import (
+    InvalidOffset,
+    PayloadTooLarge,
+    StreamExists,
+    StreamGone,
+    StreamNotFound,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from ds_server.live import LiveNotifier
+    from ds_server.stores._persistence import Chunk, Persistence
+    from ds_server.stores.base import AppendRequest, CreateRequest, StreamInfo
+
+_SWEEP_INTERVAL_SECS = 1.0
+# Page size when a fork's sub-offset counts JSON messages.
+_PAGE_BYTES = 64 * 1024
+
+
+@dataclass(slots=True, eq=False)
+class _Entry:
+    state: StreamState
+    base: _Entry | None
+    visible_tail: int
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # The newest write still waiting for its group commit, if any.
+    pending: Awaitable[None] | None = None
+
+    def info(self) -> StreamInfo:
+        info = self.state.info()
+        if self.visible_tail == self.state.tail:
+            return info
+        # Data (and a close) still in flight is not visible yet.
+        return _rules.with_tail(info, self.visible_tail)
+
+
+class LogStore(Store):
+    """A Store over a Persistence; backends subclass it and supply the persistence."""
+
+    def __init__(
+        self, live: LiveNotifier, persistence: Persistence, *, max_stream_bytes: int
+    ) -> None:
+        super().__init__(live)
+        self._persistence = persistence
+        self._max_stream_bytes = max_stream_bytes
+        self._entries: dict[str, _Entry] = {}
+        # Creates and deletes change the catalog; they are rare, so one lock serves.
+        self._catalog_lock = asyncio.Lock()
+        self._touched: dict[str, float] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        states = await self._persistence.open()
+        entries = {state.stream_id: _Entry(state, None, state.tail) for state in states}
+        for entry in entries.values():
+            base = entries.get(entry.state.forked_from_id or "")
+            if base is not None:
+                entry.base = base
+                base.state.fork_refs += 1
+            self._entries[entry.state.path] = entry
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        await self._flush_access()
+        await self._persistence.close()
+
+    # -- operations -------------------------------------------------------
+
+    async def create(self, request: CreateRequest) -> CreateResult:
+        async with self._catalog_lock:
+            moment = _rules.now()
+            existing = self._entries.get(request.path)
+            if existing is not None:
+                state = existing.state
+                if state.soft_deleted:
+                    raise StreamExists("a deleted stream's name stays reserved while forks use it")
+                if state.is_expired(moment):
+                    await self._expire(existing)
+                else:
+                    expiry = request.expiry
+                    if request.fork is not None and expiry == Expiry():
+                        expiry = (await self._source(request.fork.source, moment)).state.expiry
+                    if not _rules.matches_existing(state, request, expiry):
+                        raise StreamExists()
+                    return CreateResult(created=False, info=existing.info())
+            base: _Entry | None = None
+            content_type = request.content_type or "application/octet-stream"
+            expiry = request.expiry
+            fork_offset = 0
+            if request.fork is not None:
+                base = await self._source(request.fork.source, moment)
+                if request.content_type is None:
+                    content_type = base.state.content_type
+                elif not _rules.same_content_type(request.content_type, base.state.content_type):
+                    raise StreamExists("a fork's content type must be its source's")
+                if expiry == Expiry():
+                    expiry = base.state.expiry
+                fork_offset = await self._fork_offset(base, request)
+            size = sum(len(message) for message in request.messages)
+            if fork_offset + size > self._max_stream_bytes:
+                raise PayloadTooLarge(f"stream would exceed {self._max_stream_bytes} bytes")
+            self._persistence.reserve(size)
+            state = StreamState(
+                stream_id=secrets.token_hex(8),
+                path=request.path,
+                content_type=content_type,
+                created_at=moment,
+                expiry=expiry,
+                last_access=moment,
+                tail=fork_offset + size,
+                fork_offset=fork_offset,
+                forked_from=request.fork.source if request.fork else None,
+                forked_from_id=base.state.stream_id if base else None,
+                fork_requested_offset=request.fork.offset if request.fork else None,
+                fork_sub_offset=request.fork.sub_offset if request.fork else 0,
+                closed=request.closed,
+            )
+            await self._persistence.create(state, request.messages)
+            if base is not None:
+                base.state.fork_refs += 1
+            entry = _Entry(state, base, state.tail)
+            self._entries[request.path] = entry
+        self.live.notify(request.path)
+        return CreateResult(created=True, info=entry.info())
+
+    async def append(self, request: AppendRequest) -> AppendResult:
+        entry = await self._lookup(request.path, touch=True)
+        async with entry.lock:
+            if self._entries.get(request.path) is not entry or entry.state.soft_deleted:
+                raise StreamNotFound()
+            state = entry.state
+            decision = _rules.decide_append(state, request, self._max_stream_bytes)
+            if decision.outcome is AppendOutcome.DUPLICATE:
+                pending = entry.pending
+            else:
+                size = sum(len(message) for message in decision.messages)
+                self._persistence.reserve(size)
+                commit = AppendCommit(
+                    stream_id=state.stream_id,
+                    start=state.tail,
+                    messages=decision.messages,
+                    producer=decision.producer,
+                    writer=request.writer,
+                    stream_seq=request.stream_seq,
+                    close=decision.close,
+                    last_access=state.last_access,
+                )
+                pending = await self._persistence.append(commit)
+                _rules.apply_decision(state, request, decision)
+                entry.pending = pending
+            written_tail = state.tail
+        if pending is not None:
+            # Acknowledge only what is durable, duplicates included.
+            await pending
+        if written_tail > entry.visible_tail or state.closed:
+            entry.visible_tail = max(entry.visible_tail, written_tail)
+            self.live.notify(request.path)
+        if decision.outcome is AppendOutcome.DUPLICATE:
+            echo = decision.echo
+            return AppendResult(
+                outcome=decision.outcome,
+                info=entry.info(),
+                producer_epoch=echo.epoch if echo else None,
+                producer_seq=echo.last_seq if echo else None,
+            )
+        claim = decision.producer
+        return AppendResult(
+            outcome=decision.outcome,
+            info=entry.info(),
+            producer_epoch=claim.epoch if claim else None,
+            producer_seq=claim.seq if claim else None,
+        )
+
+    async def read(self, path: str, offset: int | Sentinel, max_bytes: int) -> ReadResult:
+        entry = await self._lookup(path, touch=True)
+        info = entry.info()
+        tail = entry.visible_tail
+        if offset is Sentinel.NOW:
+            return ReadResult(info=info, start=tail, next_offset=tail)
+        start = 0 if offset is Sentinel.BEGINNING else offset
+        if start > tail or (entry.state.is_json and not await self._is_boundary(entry, start)):
+            raise InvalidOffset()
+        chunks = await self._collect(entry, start, tail, max_bytes)
+        next_offset = chunks[-1].start + len(chunks[-1].data) if chunks else start
+        return ReadResult(
+            info=info, start=start, next_offset=next_offset, chunks=[c.data for c in chunks]
+        )
+
+    async def head(self, path: str) -> StreamInfo:
+        return (await self._lookup(path, touch=False)).info()
+
+    async def delete(self, path: str) -> None:
+        async with self._catalog_lock:
+            entry = await self._lookup(path, touch=False, catalog_locked=True)
+            async with entry.lock:
+                await self._remove(entry)
+        self.live.notify(path)
+
+    # -- internals --------------------------------------------------------
+
+    async def _lookup(self, path: str, *, touch: bool, catalog_locked: bool = False) -> _Entry:
+        entry = self._entries.get(path)
+        if entry is None:
+            raise StreamNotFound()
+        state = entry.state
+        if state.soft_deleted:
+            raise StreamGone()
+        moment = _rules.now()
+        if state.is_expired(moment):
+            if catalog_locked:
+                await self._expire(entry)
+            else:
+                async with self._catalog_lock:
+                    if self._entries.get(path) is entry and not state.soft_deleted:
+                        await self._expire(entry)
+            raise StreamGone() if state.soft_deleted else StreamNotFound()
+        if touch:
+            state.touch(moment)
+            if state.expiry.ttl_seconds is not None:
+                self._touched[state.stream_id] = moment
+        return entry
+
+    async def _source(self, path: str, moment: float) -> _Entry:
+        """The live stream a fork is taken from."""
+        entry = self._entries.get(path)
+        if entry is None:
+            raise StreamNotFound("fork source not found")
+        if entry.state.soft_deleted:
+            raise StreamExists("fork source was deleted")
+        if entry.state.is_expired(moment):
+            await self._expire(entry)
+            raise StreamNotFound("fork source expired")
+        return entry
+
+    async def _fork_offset(self, base: _Entry, request: CreateRequest) -> int:
+        assert request.fork is not None
+
+        async def chunks_from(position: int, count: int) -> list[Chunk]:
+            if not base.state.is_json:
+                return await self._collect(base, position, base.visible_tail, count)
+            chunks: list[Chunk] = []
+            while len(chunks) < count and position < base.visible_tail:
+                page = await self._collect(base, position, base.visible_tail, _PAGE_BYTES)
+                chunks.extend(page)
+                position = page[-1].start + len(page[-1].data)
+            return chunks
+
+        async def is_boundary(position: int) -> bool:
+            return await self._is_boundary(base, position)
+
+        return await resolve_fork_offset(
+            request.fork, base.state, base.visible_tail, is_boundary, chunks_from
+        )
+
+    async def _collect(self, entry: _Entry, start: int, limit: int, max_bytes: int) -> list[Chunk]:
+        """Chunks from ``start`` up to ``limit``, through the fork chain."""
+        state = entry.state
+        chunks: list[Chunk] = []
+        if start < state.fork_offset and entry.base is not None:
+            inherited_limit = min(limit, state.fork_offset)
+            chunks = await self._collect(entry.base, start, inherited_limit, max_bytes)
+            end = chunks[-1].start + len(chunks[-1].data) if chunks else start
+            max_bytes -= sum(len(chunk.data) for chunk in chunks)
+            if end < inherited_limit or max_bytes <= 0:
+                return chunks
+            start = state.fork_offset
+        if start >= limit:
+            return chunks
+        own = await self._persistence.read(
+            state.stream_id, start, limit, max(max_bytes, 1), whole=state.is_json
+        )
+        return chunks + own
+
+    async def _is_boundary(self, entry: _Entry, position: int) -> bool:
+        while True:
+            state = entry.state
+            if position in (entry.visible_tail, state.fork_offset):
+                return True
+            if position > state.fork_offset:
+                return await self._persistence.is_boundary(state.stream_id, position)
+            if entry.base is None:
+                return False
+            entry = entry.base
+
+    async def _remove(self, entry: _Entry) -> None:
+        """Delete, or soft-delete while forks still read the data."""
+        if entry.state.fork_refs > 0:
+            entry.state.soft_deleted = True
+            await self._persistence.save_state(entry.state)
+        else:
+            await self._purge(entry)
+
+    async def _expire(self, entry: _Entry) -> None:
+        """Expire a stream (the catalog lock is held)."""
+        async with entry.lock:
+            await self._remove(entry)
+        self.live.notify(entry.state.path)
+
+    async def _purge(self, entry: _Entry) -> None:
+        """Drop a stream for good, then release its hold on its source (cascading)."""
+        current: _Entry | None = entry
+        while current is not None:
+            state = current.state
+            if self._entries.get(state.path) is current:
+                del self._entries[state.path]
+            self._touched.pop(state.stream_id, None)
+            await self._persistence.purge(state)
+            base = current.base
+            if base is None:
+                return
+            base.state.fork_refs -= 1
+            current = base if base.state.fork_refs == 0 and base.state.soft_deleted else None
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(_SWEEP_INTERVAL_SECS)
+            await self.sweep()
+
+    async def sweep(self) -> None:
+        """Expire what is due and persist recent accesses (runs every second)."""
+        moment = _rules.now()
+        async with self._catalog_lock:
+            for entry in list(self._entries.values()):
+                state = entry.state
+                if not state.soft_deleted and state.is_expired(moment):
+                    await self._expire(entry)
+        await self._flush_access()
+
+    async def _flush_access(self) -> None:
+        if self._touched:
+            accesses, self._touched = list(self._touched.items()), {}
+            await self._persistence.save_access(accesses)

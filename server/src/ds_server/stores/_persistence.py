@@ -1,0 +1,99 @@
+"""What a storage backend must do, below the shared stream engine.
+
+The engine (``_engine.LogStore``) owns the protocol: validation, forks,
+expiry, live wake-ups, serialization per stream. A ``Persistence`` only
+stores and returns bytes and state, keyed by ``stream_id`` (unique per
+stream incarnation, so a re-created path never meets its predecessor's
+data).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Sequence
+
+    from ds_server.stores._rules import StreamState
+    from ds_server.stores.base import ProducerClaim
+
+
+@dataclass(frozen=True, slots=True)
+class AppendCommit:
+    """Everything one append changes, to be made durable together."""
+
+    stream_id: str
+    start: int  # stream offset of the first message
+    messages: tuple[bytes, ...]
+    producer: ProducerClaim | None
+    writer: str
+    stream_seq: str | None
+    close: bool
+    last_access: float
+
+    @property
+    def size(self) -> int:
+        return sum(len(message) for message in self.messages)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Stored bytes at a stream offset: a JSON message, or (part of) one byte append."""
+
+    start: int
+    data: bytes
+
+
+class Persistence(abc.ABC):
+    """Storage of stream states and bytes for one backend."""
+
+    async def open(self) -> list[StreamState]:
+        """Open storage, repair what a crash left, and return every stored stream's state."""
+        return []
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Flush and release files and connections."""
+
+    def reserve(self, size: int) -> None:  # noqa: B027 - optional hook
+        """Raise PayloadTooLarge/StorageFull if ``size`` more bytes cannot be stored."""
+
+    @abc.abstractmethod
+    async def create(self, state: StreamState, messages: Sequence[bytes]) -> None:
+        """Store a new stream (state and initial messages), durably before returning."""
+
+    @abc.abstractmethod
+    async def append(self, commit: AppendCommit) -> Awaitable[None] | None:
+        """Write an append; return None if it is durable already, else an awaitable for that.
+
+        Returning before the fsync lets concurrent appends share one
+        (group commit); the engine acknowledges only after the awaitable.
+        """
+
+    @abc.abstractmethod
+    async def save_state(self, state: StreamState) -> None:
+        """Persist a metadata change (soft delete) durably."""
+
+    @abc.abstractmethod
+    async def save_access(self, accesses: Sequence[tuple[str, float]]) -> None:
+        """Record last-access times (sliding TTLs); best effort, batched."""
+
+    @abc.abstractmethod
+    async def purge(self, state: StreamState) -> None:
+        """Remove a stream's state and bytes for good."""
+
+    @abc.abstractmethod
+    async def read(
+        self, stream_id: str, start: int, limit: int, max_bytes: int, *, whole: bool
+    ) -> list[Chunk]:
+        """Chunks overlapping ``[start, limit)``, in order, about ``max_bytes`` in all.
+
+        At least one chunk when any exists. Byte streams (``whole=False``)
+        are sliced to the range and to ``max_bytes``; JSON streams
+        (``whole=True``) return whole messages, ``start`` being a boundary.
+        """
+
+    @abc.abstractmethod
+    async def is_boundary(self, stream_id: str, position: int) -> bool:
+        """True when a stored chunk of this stream starts exactly at ``position``."""
