@@ -10,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CONFORMANCE_BACKENDS ?= memory
 
-.PHONY: help setup dev test lint typecheck unit conformance docs fmt clean
+.PHONY: help setup dev test lint typecheck unit conformance docs fmt clean bench bench-storage
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -20,7 +20,7 @@ $(UV):
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
 $(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml
-	$(UV) sync --locked --quiet
+	$(UV) sync --locked --inexact --quiet
 	@touch $@
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
@@ -49,6 +49,10 @@ conformance: setup ## The official conformance suite against a real ds-server, p
 
 docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict)
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput per backend, start-up time
+	$(UV) sync --locked --inexact --quiet --group bench
+	$(VENV)/bin/ds-bench storage
 
 fmt: $(VENV)/.synced ## Format and auto-fix
 	$(VENV)/bin/ruff format .

@@ -1,0 +1,1 @@
+"""Benchmarks for ds-server: storage backends, start-up, and (later) the Node reference."""

@@ -1,0 +1,34 @@
+"""``ds-bench``: run a benchmark and write its results under bench/results/."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ds_bench import storage
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="ds-bench")
+    sub = parser.add_subparsers(dest="command", required=True)
+    store = sub.add_parser("storage", help="append latency/throughput per backend, and start-up")
+    store.add_argument("--backends", default=",".join(storage.BACKENDS))
+    store.add_argument("--seconds", type=float, default=5.0, help="per writer count")
+    store.add_argument("--startup-backends", default="file-durable,sqlite")
+    store.add_argument("--startup-streams", type=int, default=10_000)
+    store.add_argument("--startup-bytes", type=int, default=1024**3)
+    args = parser.parse_args(argv)
+    if args.command == "storage":
+        backends = tuple(b for b in args.backends.split(",") if b)
+        appends = storage.run_appends(backends, args.seconds)
+        startup_backends = tuple(b for b in args.startup_backends.split(",") if b)
+        startup = storage.run_startup(startup_backends, args.startup_streams, args.startup_bytes)
+        path = storage.write_results(RESULTS, appends, startup)
+        print(storage.markdown(appends, startup))
+        print(f"results: {path}")
+
+
+if __name__ == "__main__":
+    main()
