@@ -10,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CONFORMANCE_BACKENDS ?= memory
 
-.PHONY: help setup dev test lint typecheck unit conformance docs fmt clean bench bench-storage
+.PHONY: help setup dev dev-server test lint typecheck unit conformance docs fmt clean bench bench-storage
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -19,7 +19,7 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml proxy/pyproject.toml
 	$(UV) sync --locked --inexact --quiet
 	@touch $@
 
@@ -29,7 +29,10 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 
 setup: $(VENV)/.synced conformance/node_modules/.installed ## Install everything (uv, Python workspace, npm packages)
 
-dev: $(VENV)/.synced ## Run ds-server locally on 127.0.0.1:4437
+dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server on 127.0.0.1:4437
+	$(PY) -m ds_proxy.dev
+
+dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth)
 	$(VENV)/bin/ds-server
 
 test: setup lint typecheck unit conformance docs ## Lint, type-check, unit/HTTP tests, conformance, docs build
@@ -41,7 +44,7 @@ lint: $(VENV)/.synced ## ruff lint + format check
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
 
-unit: $(VENV)/.synced ## pytest: unit, store contract and HTTP tests
+unit: $(VENV)/.synced ## pytest: unit, store contract, HTTP and gateway (real Envoy) tests
 	$(VENV)/bin/pytest -q
 
 conformance: setup ## The official conformance suite against a real ds-server, per backend

@@ -7,10 +7,13 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
-from types import TracebackType
+from typing import TYPE_CHECKING
 
 import httpx
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import TracebackType
 
 
 def free_port() -> int:

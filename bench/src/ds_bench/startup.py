@@ -6,12 +6,15 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import aiohttp
 import httpx
 
 from ds_bench.servers import DsServer
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,14 +21,14 @@ PAYLOAD = b"x" * 100
 def run_appends(backends: tuple[str, ...], seconds: float) -> dict[str, list[AppendFigures]]:
     results: dict[str, list[AppendFigures]] = {}
     for mode in backends:
-        with tempfile.TemporaryDirectory(prefix=f"ds-bench-{mode}-") as data_dir:
-            with DsServer(mode, Path(data_dir)) as server:
-                results[mode] = [
-                    asyncio.run(
-                        measure_appends(server.url, writers, seconds, PAYLOAD, tag=mode)
-                    )
-                    for writers in WRITERS
-                ]
+        with (
+            tempfile.TemporaryDirectory(prefix=f"ds-bench-{mode}-") as data_dir,
+            DsServer(mode, Path(data_dir)) as server,
+        ):
+            results[mode] = [
+                asyncio.run(measure_appends(server.url, writers, seconds, PAYLOAD, tag=mode))
+                for writers in WRITERS
+            ]
     return results
 
 
@@ -36,7 +36,9 @@ def run_startup(backends: tuple[str, ...], streams: int, total_bytes: int) -> li
     figures = []
     for mode in backends:
         with tempfile.TemporaryDirectory(prefix=f"ds-bench-startup-{mode}-") as data_dir:
-            figures.append(measure_startup(mode, Path(data_dir), streams=streams, total_bytes=total_bytes))
+            figures.append(
+                measure_startup(mode, Path(data_dir), streams=streams, total_bytes=total_bytes)
+            )
     return figures
 
 
@@ -48,7 +50,8 @@ def markdown(appends: dict[str, list[AppendFigures]], startup: list[StartupFigur
     for mode, rows in appends.items():
         for row in rows:
             lines.append(
-                f"| {mode} | {row.writers} | {row.per_second:,.0f} | {row.p50_ms:.2f} | {row.p99_ms:.2f} |"
+                f"| {mode} | {row.writers} | {row.per_second:,.0f} | "
+                f"{row.p50_ms:.2f} | {row.p99_ms:.2f} |"
             )
     if startup:
         lines += [
@@ -56,10 +59,11 @@ def markdown(appends: dict[str, list[AppendFigures]], startup: list[StartupFigur
             "| backend | streams | data | fill s | ready s | first read ms |",
             "|---|---:|---:|---:|---:|---:|",
         ]
-        for row in startup:
+        for start in startup:
             lines.append(
-                f"| {row.mode} | {row.streams:,} | {row.total_bytes / 1024**3:.2f} GiB | "
-                f"{row.fill_seconds:.1f} | {row.ready_seconds:.2f} | {row.first_read_ms:.1f} |"
+                f"| {start.mode} | {start.streams:,} | {start.total_bytes / 1024**3:.2f} GiB | "
+                f"{start.fill_seconds:.1f} | {start.ready_seconds:.2f} | "
+                f"{start.first_read_ms:.1f} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -71,7 +75,10 @@ def write_results(
     stamp = time.strftime("%Y%m%dT%H%M%S")
     payload = {
         "kind": "storage",
-        "appends": {mode: [asdict(row) | {"per_second": row.per_second} for row in rows] for mode, rows in appends.items()},
+        "appends": {
+            mode: [asdict(row) | {"per_second": row.per_second} for row in rows]
+            for mode, rows in appends.items()
+        },
         "startup": [asdict(row) for row in startup],
     }
     json_path = out_dir / f"storage-{stamp}.json"

@@ -8,16 +8,20 @@ from typing import TYPE_CHECKING
 from litestar import Litestar, Router
 from litestar.config.cors import CORSConfig
 
+from ds_server.auth import gateway_auth
 from ds_server.errors import EXCEPTION_HANDLERS
 from ds_server.live import LiveNotifier
 from ds_server.middleware import security_headers
 from ds_server.protocol import headers as h
-from ds_server.routes import health, reads, streams
+from ds_server.routes import health, reads, streams, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
+from ds_server.subscriptions import SubscriptionManager
 
 if TYPE_CHECKING:
+    from litestar.types import ASGIApp
+
     from ds_server.stores.base import Store
 
 STREAM_PREFIX = "/v1/stream"
@@ -27,13 +31,15 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     """Build the server application; ``store`` overrides the configured backend (tests)."""
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
-    ctx = ServerContext(settings=settings, store=store, route_prefix=STREAM_PREFIX)
+    subs = SubscriptionManager(store)
+    ctx = ServerContext(settings=settings, store=store, route_prefix=STREAM_PREFIX, events=subs)
 
     async def on_startup(app: Litestar) -> None:
         store.live.bind(asyncio.get_running_loop())
         await store.start()
 
     async def on_shutdown(app: Litestar) -> None:
+        await subs.close()
         await store.stop()
 
     stream_routes = Router(
@@ -45,9 +51,10 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             streams.delete_stream,
             reads.read_stream,
         ],
+        before_request=subscriptions.reject_reserved,
     )
     app = Litestar(
-        route_handlers=[health.healthz, stream_routes],
+        route_handlers=[health.healthz, subscriptions.router(STREAM_PREFIX), stream_routes],
         exception_handlers=EXCEPTION_HANDLERS,
         cors_config=CORSConfig(
             allow_origins=list(settings.http.cors_origins),
@@ -67,5 +74,15 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
 
 
 def asgi_app(app: Litestar) -> object:
-    """The ASGI callable to serve: the app wrapped in the security-header middleware."""
-    return security_headers(app)
+    """The ASGI callable to serve: the app wrapped in authorization and security headers.
+
+    Authorization wraps the app only with ``DS_AUTH__MODE=gateway``; security
+    headers wrap everything, so 401/403 answers carry them too.
+    """
+    settings = app.state[STATE_KEY].settings
+    inner: ASGIApp = app
+    if settings.auth.mode == "gateway":
+        inner = gateway_auth(
+            app, stream_prefix=STREAM_PREFIX, scope_claim=settings.auth.scope_claim
+        )
+    return security_headers(inner)

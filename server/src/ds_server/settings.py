@@ -7,7 +7,7 @@ their configuration: ``DS_SERVER__PORT=4437``, ``DS_STORAGE__MODE`` and so on.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -43,6 +43,18 @@ class LimitsSection(BaseModel):
 class StorageSection(BaseModel):
     mode: str = "memory"
     data_dir: Path = Path("./data/streams")
+    # sqlite: the most the database file may grow to (0 = until the disk is full);
+    # writes beyond get 507 with nothing written.
+    sqlite_max_db_bytes: int = Field(default=0, ge=0)
+
+
+class AuthSection(BaseModel):
+    # "gateway": enforce bucket scopes from the identity Envoy forwards
+    # (X-JWT-Payload, X-JWT-Sub). "off": no authorization (direct local use,
+    # the conformance suite).
+    mode: Literal["off", "gateway"] = "off"
+    # The token claim holding {"read": [...], "write": [...]} bucket lists.
+    scope_claim: str = Field(default="ds", min_length=1)
 
 
 class Settings(BaseSettings):
@@ -56,3 +68,4 @@ class Settings(BaseSettings):
     http: HttpSection = HttpSection()
     limits: LimitsSection = LimitsSection()
     storage: StorageSection = StorageSection()
+    auth: AuthSection = AuthSection()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from support.server_process import ServerProcess  # noqa: E402
+from support.server_process import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITE_DIR = ROOT / "conformance"

@@ -8,9 +8,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import TracebackType
+from typing import TYPE_CHECKING
 
 import httpx
+
+if TYPE_CHECKING:
+    from types import TracebackType
 
 _READY_TIMEOUT_SECS = 20.0
 

@@ -3,10 +3,9 @@ from __future__ import annotations
 import email.parser
 import email.policy
 
+from ds_server.protocol import multipart
 from hypothesis import given
 from hypothesis import strategies as st
-
-from ds_server.protocol import multipart
 
 
 def _parse(boundary: str, body: bytes) -> list[tuple[str, bytes]]:

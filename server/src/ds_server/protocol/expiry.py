@@ -32,9 +32,12 @@ def parse_expires_at(text: str) -> float:
     # fromisoformat takes at most 6 fractional digits.
     normalised = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", normalised)
     try:
-        return datetime.fromisoformat(normalised).timestamp()
-    except ValueError:
-        raise InvalidExpiryError("Stream-Expires-At is not a valid date and time") from None
+        moment = datetime.fromisoformat(normalised).timestamp()
+        # Must also be representable in UTC, since HEAD reports it that way.
+        datetime.fromtimestamp(moment, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        raise InvalidExpiryError("Stream-Expires-At is not a representable date and time") from None
+    return moment
 
 
 def format_expires_at(unix_seconds: float) -> str:

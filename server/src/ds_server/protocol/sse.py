@@ -33,7 +33,13 @@ def data_event(payload: bytes, *, base64_encoded: bool) -> bytes:
         lines = [text[i : i + _BASE64_LINE] for i in range(0, len(text), _BASE64_LINE)] or [b""]
     else:
         lines = _LINE_BREAK.split(payload)
-    return b"event: data\n" + b"".join(b"data:" + line + b"\n" for line in lines) + b"\n"
+    return b"event: data\n" + b"".join(_data_line(line) for line in lines) + b"\n"
+
+
+def _data_line(line: bytes) -> bytes:
+    # SSE parsers drop one space after "data:"; add one when the line itself starts with a space.
+    prefix = b"data: " if line.startswith(b" ") else b"data:"
+    return prefix + line + b"\n"
 
 
 class Control(msgspec.Struct, omit_defaults=True):

@@ -17,7 +17,7 @@ async def read_body(request: AnyRequest, limit: int) -> bytes:
     if declared is not None:
         if not declared.isascii() or not declared.isdigit():
             raise BadRequest("malformed Content-Length")
-        if int(declared) > limit:
+        if len(declared) > 18 or int(declared) > limit:
             raise PayloadTooLarge(f"body exceeds {limit} bytes")
     parts: list[bytes] = []
     size = 0

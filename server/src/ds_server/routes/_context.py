@@ -18,6 +18,9 @@ class StreamEvents:
     def data_arrived(self, path: str) -> None:
         """Data was written to ``path`` (create with a body, or an append)."""
 
+    def stream_deleted(self, path: str) -> None:
+        """``path`` was deleted."""
+
 
 @dataclass(slots=True)
 class ServerContext:

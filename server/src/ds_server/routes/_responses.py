@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from litestar import Response
 
@@ -11,6 +12,7 @@ from ds_server.protocol.expiry import format_expires_at
 from ds_server.protocol.offsets import format_offset
 
 if TYPE_CHECKING:
+    from ds_server.routes._context import AnyRequest
     from ds_server.stores.base import StreamInfo
 
 
@@ -27,6 +29,14 @@ def metadata_headers(info: StreamInfo) -> dict[str, str]:
     if info.expiry.expires_at is not None:
         headers[h.STREAM_EXPIRES_AT] = format_expires_at(info.expiry.expires_at)
     return headers
+
+
+def stream_location(request: AnyRequest) -> str:
+    """The absolute URL of the requested stream, percent-encoded as the client sent it."""
+    raw_path = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
+    raw_path = raw_path.split(b"?", 1)[0]  # some servers leave the query on raw_path
+    path = quote(raw_path.decode("latin-1"), safe="/%:@!$&'()*+,;=-._~")
+    return f"{request.base_url.scheme}://{request.base_url.netloc}{path}"
 
 
 def no_content(headers: dict[str, str]) -> Response[bytes]:

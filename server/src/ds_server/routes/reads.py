@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from litestar import Response, get
+from litestar.params import FromPath
 from litestar.response import Stream
 
 from ds_server.protocol import headers as h
@@ -28,7 +29,7 @@ CATCH_UP_CACHE = "public, max-age=60, stale-while-revalidate=300"
 
 
 @get("/{path:path}")
-async def read_stream(request: AnyRequest, path: str) -> Response[bytes] | Stream:
+async def read_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes] | Stream:
     """Serve a read in the mode the query asks for."""
     ctx = context(request)
     name = stream_path(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from litestar import Response, delete, head, post, put
+from litestar.params import FromPath
 
 from ds_server.protocol import headers as h
 from ds_server.protocol.expiry import InvalidExpiryError, parse_expires_at, parse_ttl
@@ -13,7 +14,7 @@ from ds_server.protocol.offsets import InvalidOffsetError, format_offset, parse_
 from ds_server.routes._body import read_body
 from ds_server.routes._context import AnyRequest, context
 from ds_server.routes._request import BadRequest, producer_claim, stream_path, stream_seq
-from ds_server.routes._responses import metadata_headers, no_content
+from ds_server.routes._responses import metadata_headers, no_content, stream_location
 from ds_server.stores.base import (
     AppendOutcome,
     AppendRequest,
@@ -30,7 +31,7 @@ _SUB_OFFSET_HEADER = "stream-fork-sub-offset"
 
 
 @put("/{path:path}", status_code=201)
-async def create_stream(request: AnyRequest, path: str) -> Response[bytes]:
+async def create_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
     """Create a stream (201), or confirm an identical one (200); 409 on a different config."""
     ctx = context(request)
     name = stream_path(path)
@@ -54,14 +55,14 @@ async def create_stream(request: AnyRequest, path: str) -> Response[bytes]:
     response_headers = metadata_headers(result.info)
     status = 201 if result.created else 200
     if result.created:
-        response_headers[h.LOCATION] = str(request.url.with_replacements(query=""))
+        response_headers[h.LOCATION] = stream_location(request)
     if result.created and messages:
         ctx.events.data_arrived(name)
     return Response(content=b"", status_code=status, headers=response_headers)
 
 
 @post("/{path:path}")
-async def append_to_stream(request: AnyRequest, path: str) -> Response[bytes]:
+async def append_to_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
     """Append (and optionally close); 200 for a new idempotent-producer write, else 204."""
     ctx = context(request)
     name = stream_path(path)
@@ -103,7 +104,7 @@ async def append_to_stream(request: AnyRequest, path: str) -> Response[bytes]:
 
 
 @head("/{path:path}")
-async def stream_metadata(request: AnyRequest, path: str) -> Response[None]:
+async def stream_metadata(request: AnyRequest, path: FromPath[str]) -> Response[None]:
     """Content type, tail offset, closure and expiry; never cached, never renews a TTL."""
     info = await context(request).store.head(stream_path(path))
     response_headers = metadata_headers(info)
@@ -112,9 +113,11 @@ async def stream_metadata(request: AnyRequest, path: str) -> Response[None]:
 
 
 @delete("/{path:path}", status_code=200)
-async def delete_stream(request: AnyRequest, path: str) -> Response[bytes]:
+async def delete_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
     """Delete a stream; forks keep reading what they inherited."""
-    await context(request).store.delete(stream_path(path))
+    ctx, name = context(request), stream_path(path)
+    await ctx.store.delete(name)
+    ctx.events.stream_deleted(name)
     return no_content({})
 
 

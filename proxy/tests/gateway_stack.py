@@ -1,0 +1,123 @@
+"""A real Envoy (the committed dev config) in front of a real ds-server, on free ports."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ds_proxy import envoy_config as ec
+from ds_proxy import processes
+from ds_proxy.paths import DEV_CONFIG
+from ds_proxy.tokens import bucket_token
+
+RECORDING_SERVER = Path(__file__).with_name("recording_server.py")
+REQUEST_ID = "X-Test-Request"
+# Live reads end quickly so streaming tests can watch several reconnect cycles.
+SSE_RECONNECT_SECS = 1
+LONG_POLL_SECS = 1
+SERVER_ENV = {
+    "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": str(SSE_RECONNECT_SECS),
+    "DS_SERVER__LONG_POLL_TIMEOUT_SECS": str(LONG_POLL_SECS),
+    "DS_LIMITS__MAX_STREAM_BYTES": str(64 * 1024 * 1024),
+    "DS_LIMITS__MAX_MEMORY_BYTES": str(512 * 1024 * 1024),
+}
+
+
+@dataclass
+class Seen:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    query: str
+    headers: list[tuple[str, str]]
+
+    def all(self, name: str) -> list[str]:
+        lowered = name.lower()
+        return [value for key, value in self.headers if key == lowered]
+
+    def one(self, name: str) -> str | None:
+        values = self.all(name)
+        assert len(values) <= 1, f"{name} arrived {len(values)} times"
+        return values[0] if values else None
+
+
+class GatewayStack:
+    """Start both processes; ``url`` is Envoy's; ``seen()`` reads the server's record."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.listen_port = processes.free_port()
+        self.server_port = processes.free_port()
+        self.admin_port = processes.free_port()
+        self.url = f"http://127.0.0.1:{self.listen_port}"
+        self.server_url = f"http://127.0.0.1:{self.server_port}"
+        self.record = workdir / "requests.jsonl"
+        self.record.touch()
+        self.server = processes.ds_server(
+            self.server_port,
+            env={**SERVER_ENV, "DS_TEST_RECORD_FILE": str(self.record)},
+            argv=[sys.executable, str(RECORDING_SERVER)],
+        )
+        config = ec.localize(
+            ec.load(DEV_CONFIG),
+            listen_port=self.listen_port,
+            upstream_port=self.server_port,
+            admin_port=self.admin_port,
+        )
+        self.envoy = processes.envoy(config, admin_port=self.admin_port)
+        self._logs = workdir
+
+    def start(self) -> None:
+        self.server.start(self._logs / "ds-server.log")
+        try:
+            self.envoy.start(self._logs / "envoy.log")
+        except BaseException:
+            self.server.stop()
+            raise
+
+    def stop(self) -> None:
+        self.envoy.stop()
+        self.server.stop()
+
+    def seen(self, request_id: str, timeout: float = 5.0) -> Seen | None:
+        """The request tagged ``request_id`` as the server saw it, or None if it never came."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in self.record.read_text(encoding="utf-8").splitlines():
+                entry: dict[str, Any] = json.loads(line)
+                headers = [(k, v) for k, v in entry["headers"]]
+                if (REQUEST_ID.lower(), request_id) in headers:
+                    return Seen(entry["method"], entry["path"], entry["query"], headers)
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+    def reached_server(self, request_id: str) -> bool:
+        """Whether a request got past the gateway; call it once its response has arrived.
+
+        The recorder writes before the application runs, so a request that
+        reached the server is on record before any response to it exists.
+        """
+        return self.seen(request_id, timeout=0.0) is not None
+
+
+def tag() -> tuple[str, dict[str, str]]:
+    """A fresh request id and the header carrying it."""
+    request_id = uuid.uuid4().hex
+    return request_id, {REQUEST_ID: request_id}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def unique(prefix: str = "s") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+ADMIN = bucket_token("admin", read=("*",), write=("*",))

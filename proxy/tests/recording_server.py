@@ -1,0 +1,66 @@
+"""ds-server exactly as ``ds-server`` runs it, plus a recorder of what reaches it.
+
+Tests run this file as a script. The outermost ASGI layer appends each request's
+method, path, query and headers, as the server received them from Envoy, to
+the JSON-lines file ``$DS_TEST_RECORD_FILE``; everything inside it is the
+unmodified application (gateway authorization included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING
+
+import uvicorn
+from ds_server.app import asgi_app, create_app
+from ds_server.settings import Settings
+
+if TYPE_CHECKING:
+    from litestar.types import ASGIApp, Receive, Scope, Send
+
+
+def _append(path: str, line: str) -> None:
+    # A blocking write on the event loop: a few hundred bytes, tests only.
+    with open(path, "a", encoding="utf-8") as record:
+        record.write(line + "\n")
+
+
+def recording(app: ASGIApp, path: str) -> ASGIApp:
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            entry = {
+                "method": scope["method"],
+                "path": scope["path"],
+                "query": scope["query_string"].decode("latin-1"),
+                "headers": [
+                    [k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]
+                ],
+            }
+            _append(path, json.dumps(entry))
+        await app(scope, receive, send)
+
+    return middleware
+
+
+def main() -> None:
+    settings = Settings()
+    app = recording(asgi_app(create_app(settings)), os.environ["DS_TEST_RECORD_FILE"])  # type: ignore[arg-type]
+    uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=settings.server.host,
+            port=settings.server.port,
+            loop="uvloop",
+            http="httptools",
+            lifespan="on",
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            timeout_graceful_shutdown=2,
+        )
+    ).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""The committed Envoy configs: the security and streaming choices docs/security.md states.
+
+These are checked on the parsed files, so a careless edit fails here with a
+reason instead of somewhere in an integration test.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+import pytest
+from ds_proxy import envoy_config as ec
+from ds_proxy.keys import jwks_for, load_private_key
+from ds_proxy.paths import DEV_CONFIG, PROD_TEMPLATE
+
+DEV = ec.load(DEV_CONFIG)
+PROD = ec.load(PROD_TEMPLATE)
+BOTH = pytest.mark.parametrize("config", [DEV, PROD], ids=["dev", "prod"])
+# ds-server's defaults (docs/configuration.md).
+SERVER_SSE_RECONNECT_SECS = 60
+SERVER_LONG_POLL_SECS = 30
+
+
+def seconds(duration: str) -> float:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)s", duration)
+    assert match, duration
+    return float(match.group(1))
+
+
+@BOTH
+def test_streaming_timeouts(config: ec.Config) -> None:
+    hcm = ec.http_connection_manager(config)
+    idle = seconds(hcm["stream_idle_timeout"])
+    assert idle > SERVER_SSE_RECONNECT_SECS
+    assert idle > SERVER_LONG_POLL_SECS
+    assert seconds(hcm["request_timeout"]) == 0
+    routes = hcm["route_config"]["virtual_hosts"][0]["routes"]
+    assert [seconds(route["route"]["timeout"]) for route in routes] == [0] * len(routes)
+
+
+@BOTH
+def test_filter_order_strips_identity_before_authenticating(config: ec.Config) -> None:
+    names = [entry["name"] for entry in ec.http_connection_manager(config)["http_filters"]]
+    assert names == [
+        "envoy.filters.http.header_mutation",
+        "envoy.filters.http.jwt_authn",
+        "envoy.filters.http.router",
+    ]
+    mutation = ec.http_filter(config, "envoy.filters.http.header_mutation")
+    assert mutation["mutations"]["request_mutations"] == [
+        {"remove_on_match": {"key_matcher": {"prefix": "x-jwt-", "ignore_case": True}}}
+    ]
+
+
+@BOTH
+def test_no_buffering_and_no_route_level_header_removal(config: ec.Config) -> None:
+    hcm = ec.http_connection_manager(config)
+    names = {entry["name"] for entry in hcm["http_filters"]}
+    assert "envoy.filters.http.buffer" not in names
+    # Route-level removal runs after jwt_authn and would drop the gateway's own headers.
+    assert "request_headers_to_remove" not in json.dumps(hcm["route_config"])
+
+
+@BOTH
+def test_underscored_headers_are_dropped(config: ec.Config) -> None:
+    options = ec.http_connection_manager(config)["common_http_protocol_options"]
+    assert options["headers_with_underscores_action"] == "DROP_HEADER"
+
+
+@BOTH
+def test_providers(config: ec.Config) -> None:
+    providers = ec.jwt_providers(config)
+    assert set(providers) == {"ds_bearer", "ds_bearer_or_query"}
+    for provider in providers.values():
+        assert provider["forward"] is False  # Authorization never reaches ds-server
+        assert provider["require_expiration"] is True
+        assert 0 < provider["clock_skew_seconds"] <= 60
+        assert provider["from_headers"] == [{"name": "Authorization", "value_prefix": "Bearer "}]
+        assert provider["claim_to_headers"] == [{"header_name": "x-jwt-sub", "claim_name": "sub"}]
+        assert provider["forward_payload_header"] == "x-jwt-payload"
+        assert provider["audiences"]
+    assert "from_params" not in providers["ds_bearer"]
+    assert providers["ds_bearer_or_query"]["from_params"] == ["access_token"]
+    # Apart from where they look for the token, the two providers are one.
+    header_only = copy.deepcopy(providers["ds_bearer_or_query"])
+    del header_only["from_params"]
+    assert header_only == providers["ds_bearer"]
+
+
+@BOTH
+def test_rules(config: ec.Config) -> None:
+    authn = ec.http_filter(config, ec.JWT_AUTHN)
+    assert authn["bypass_cors_preflight"] is True
+    rules: list[dict[str, Any]] = authn["rules"]
+    assert rules[0] == {"match": {"path": "/healthz"}}
+    assert rules[1] == {
+        "match": {
+            "prefix": "/",
+            "headers": [{"name": ":method", "string_match": {"exact": "GET"}}],
+        },
+        "requires": {"provider_name": "ds_bearer_or_query"},
+    }
+    assert rules[2] == {"match": {"prefix": "/"}, "requires": {"provider_name": "ds_bearer"}}
+    assert len(rules) == 3
+
+
+def test_dev_jwks_is_the_committed_test_key() -> None:
+    expected = jwks_for(load_private_key())
+    for provider in ec.jwt_providers(DEV).values():
+        assert json.loads(provider["local_jwks"]["inline_string"]) == expected
+        assert provider["issuer"] == "durable-streams-test"
+        assert provider["audiences"] == ["durable-streams"]
+
+
+def test_dev_listens_on_loopback_in_front_of_loopback() -> None:
+    assert ec.listener(DEV)["address"]["socket_address"] == {
+        "address": "127.0.0.1",
+        "port_value": 8080,
+    }
+    assert ec.endpoint_address(DEV, ec.UPSTREAM_CLUSTER) == {
+        "address": "127.0.0.1",
+        "port_value": 4437,
+    }
+    assert DEV["admin"]["address"]["socket_address"]["address"] == "127.0.0.1"
+
+
+def test_prod_fetches_remote_jwks_and_keeps_admin_on_loopback() -> None:
+    for provider in ec.jwt_providers(PROD).values():
+        assert "local_jwks" not in provider
+        assert provider["remote_jwks"]["http_uri"]["cluster"] == ec.JWKS_CLUSTER
+    assert PROD["admin"]["address"]["socket_address"]["address"] == "127.0.0.1"
+
+
+def _comparable(config: ec.Config) -> ec.Config:
+    """The config minus what legitimately differs between dev and prod."""
+    config = copy.deepcopy(config)
+    ec.listener(config)["address"] = None
+    upstream = ec.cluster(config, ec.UPSTREAM_CLUSTER)
+    for key in ("type", "dns_lookup_family", "load_assignment"):
+        upstream.pop(key, None)
+    config["static_resources"]["clusters"] = [upstream]
+    for provider in ec.jwt_providers(config).values():
+        for key in ("issuer", "audiences", "local_jwks", "remote_jwks"):
+            provider.pop(key, None)
+    return config
+
+
+def test_dev_and_prod_agree_on_everything_else() -> None:
+    assert _comparable(DEV) == _comparable(PROD)
+
+
+def test_localize_changes_only_addresses() -> None:
+    local = ec.localize(DEV, listen_port=1001, upstream_port=1002, admin_port=1003)
+    assert ec.listener(local)["address"]["socket_address"]["port_value"] == 1001
+    assert ec.endpoint_address(local, ec.UPSTREAM_CLUSTER)["port_value"] == 1002
+    assert local["admin"]["address"]["socket_address"]["port_value"] == 1003
+    assert ec.http_connection_manager(local) == ec.http_connection_manager(DEV)
+    # The original is untouched.
+    assert ec.listener(DEV)["address"]["socket_address"]["port_value"] == 8080
+
+
+def test_localize_can_drop_admin() -> None:
+    assert "admin" not in ec.localize(DEV, listen_port=1, upstream_port=2, admin_port=None)
+
+
+def test_dump_round_trips() -> None:
+    import yaml
+
+    assert yaml.safe_load(ec.dump(DEV)) == DEV

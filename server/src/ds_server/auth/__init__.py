@@ -1,0 +1,22 @@
+"""Authorization behind the gateway: bucket scopes from the forwarded token claims."""
+
+from __future__ import annotations
+
+from ds_server.auth.access import bucket_of, required_access
+from ds_server.auth.gateway import gateway_auth
+from ds_server.auth.identity import Identity, InvalidIdentity, identity_from_headers
+from ds_server.auth.scopes import WILDCARD, Access, MalformedScopes, Mode, Scopes
+
+__all__ = [
+    "WILDCARD",
+    "Access",
+    "Identity",
+    "InvalidIdentity",
+    "MalformedScopes",
+    "Mode",
+    "Scopes",
+    "bucket_of",
+    "gateway_auth",
+    "identity_from_headers",
+    "required_access",
+]

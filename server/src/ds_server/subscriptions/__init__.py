@@ -1,0 +1,18 @@
+"""Webhook and pull-wake subscriptions to streams (the reserved ``__ds`` API).
+
+Subscriptions are kept in memory, per process.
+"""
+
+from __future__ import annotations
+
+from ds_server.subscriptions.errors import SubscriptionError
+from ds_server.subscriptions.manager import SubscriptionManager
+from ds_server.subscriptions.model import Subscription, SubscriptionSpec, SubscriptionType
+
+__all__ = [
+    "Subscription",
+    "SubscriptionError",
+    "SubscriptionManager",
+    "SubscriptionSpec",
+    "SubscriptionType",
+]

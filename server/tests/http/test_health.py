@@ -1,0 +1,25 @@
+"""The liveness endpoint."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from litestar.testing import TestClient
+
+
+def test_healthz(client: TestClient[Any]) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.text == "ok\n"
+    assert response.headers["content-type"].startswith("text/plain")
+
+
+def test_healthz_carries_security_headers(client: TestClient[Any]) -> None:
+    response = client.get("/healthz")
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["cross-origin-resource-policy"] == "cross-origin"
+
+
+def test_healthz_only_answers_get(client: TestClient[Any]) -> None:
+    assert client.post("/healthz").status_code == 405
