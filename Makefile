@@ -20,7 +20,7 @@ $(UV):
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
 $(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml proxy/pyproject.toml
-	$(UV) sync --locked --inexact --quiet
+	$(UV) sync --locked --inexact --all-groups --quiet
 	@touch $@
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
@@ -54,7 +54,6 @@ docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict)
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
 bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput per backend, start-up time
-	$(UV) sync --locked --inexact --quiet --group bench
 	$(VENV)/bin/ds-bench storage
 
 fmt: $(VENV)/.synced ## Format and auto-fix

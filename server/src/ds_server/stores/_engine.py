@@ -5,12 +5,18 @@ applies the shared rules, resolves forks, expires streams, and wakes live
 readers. Readers only ever see data the backend has made durable: a
 stream's ``visible_tail`` trails its write tail while a group commit is in
 flight.
+
+A write whose durability fails (disk full) rewinds the stream's state to
+just before it: that write and every later one still in flight were decided
+on top of it, and the backend refuses them too, so the state again matches
+what is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -41,7 +47,10 @@ if TYPE_CHECKING:
 
     from ds_server.live import LiveNotifier
     from ds_server.stores._persistence import Chunk, Persistence
-    from ds_server.stores.base import AppendRequest, CreateRequest, StreamInfo
+    from ds_server.stores._producers import ProducerState
+    from ds_server.stores.base import AppendRequest, CreateRequest, ProducerClaim, StreamInfo
+
+log = logging.getLogger("ds_server")
 
 _SWEEP_INTERVAL_SECS = 1.0
 # Page size when a fork's sub-offset counts JSON messages.
@@ -55,7 +64,9 @@ class _Entry:
     visible_tail: int
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # The newest write still waiting for its group commit, if any.
-    pending: Awaitable[None] | None = None
+    pending: asyncio.Future[None] | None = None
+    # Bumped when a failed write rewinds the state; writes decided before are void.
+    generation: int = 0
 
     def info(self) -> StreamInfo:
         info = self.state.info()
@@ -63,6 +74,40 @@ class _Entry:
             return info
         # Data (and a close) still in flight is not visible yet.
         return _rules.with_tail(info, self.visible_tail)
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """What an append may change in a state, as it was before (to rewind a failed write)."""
+
+    tail: int
+    closed: bool
+    closed_by: ProducerClaim | None
+    producers: dict[str, ProducerState]
+    writer_seqs: dict[str, str]
+
+    @classmethod
+    def of(cls, state: StreamState) -> _Mark:
+        return cls(
+            state.tail,
+            state.closed,
+            state.closed_by,
+            dict(state.producers),
+            dict(state.writer_seqs),
+        )
+
+    def restore(self, state: StreamState) -> None:
+        state.tail = self.tail
+        state.closed = self.closed
+        state.closed_by = self.closed_by
+        state.producers = dict(self.producers)
+        state.writer_seqs = dict(self.writer_seqs)
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    # A failed write whose client went away has no other reader of its error.
+    if not task.cancelled():
+        task.exception()
 
 
 class LogStore(Store):
@@ -89,6 +134,16 @@ class LogStore(Store):
                 entry.base = base
                 base.state.fork_refs += 1
             self._entries[entry.state.path] = entry
+        # A crash between purging a stream's last fork and the stream itself
+        # leaves it soft-deleted with no fork holding it: finish the purge.
+        for entry in list(self._entries.values()):
+            state = entry.state
+            if (
+                state.soft_deleted
+                and state.fork_refs == 0
+                and self._entries.get(state.path) is entry
+            ):
+                await self._purge(entry)
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
     async def stop(self) -> None:
@@ -180,13 +235,15 @@ class LogStore(Store):
                     close=decision.close,
                     last_access=state.last_access,
                 )
-                pending = await self._persistence.append(commit)
+                durable = await self._persistence.append(commit)
+                pending = None if durable is None else self._guard(entry, durable, _Mark.of(state))
                 _rules.apply_decision(state, request, decision)
                 entry.pending = pending
             written_tail = state.tail
         if pending is not None:
-            # Acknowledge only what is durable, duplicates included.
-            await pending
+            # Acknowledge only what is durable, duplicates included. The write
+            # goes on if this request is cancelled (its client left).
+            await asyncio.shield(pending)
         if written_tail > entry.visible_tail or state.closed:
             entry.visible_tail = max(entry.visible_tail, written_tail)
             self.live.notify(request.path)
@@ -232,6 +289,28 @@ class LogStore(Store):
         self.live.notify(path)
 
     # -- internals --------------------------------------------------------
+
+    def _guard(self, entry: _Entry, durable: Awaitable[None], mark: _Mark) -> asyncio.Future[None]:
+        """Wait for a write to be durable; if it fails, rewind the state to ``mark``."""
+        generation = entry.generation
+
+        async def settle() -> None:
+            try:
+                await durable
+            except Exception:
+                async with entry.lock:
+                    # Only the first failure since the write was decided rewinds:
+                    # the backend resolves a stream's writes in order, so it is
+                    # the earliest one, and later ones were decided on top of it.
+                    if entry.generation == generation:
+                        entry.generation += 1
+                        mark.restore(entry.state)
+                        entry.pending = None
+                raise
+
+        task = asyncio.ensure_future(settle())
+        task.add_done_callback(_retrieve)
+        return task
 
     async def _lookup(self, path: str, *, touch: bool, catalog_locked: bool = False) -> _Entry:
         entry = self._entries.get(path)
@@ -321,7 +400,11 @@ class LogStore(Store):
         """Delete, or soft-delete while forks still read the data."""
         if entry.state.fork_refs > 0:
             entry.state.soft_deleted = True
-            await self._persistence.save_state(entry.state)
+            try:
+                await self._persistence.save_state(entry.state)
+            except BaseException:
+                entry.state.soft_deleted = False
+                raise
         else:
             await self._purge(entry)
 
@@ -336,10 +419,11 @@ class LogStore(Store):
         current: _Entry | None = entry
         while current is not None:
             state = current.state
+            # Storage first: if that fails, the stream is still there, in memory too.
+            await self._persistence.purge(state)
             if self._entries.get(state.path) is current:
                 del self._entries[state.path]
             self._touched.pop(state.stream_id, None)
-            await self._persistence.purge(state)
             base = current.base
             if base is None:
                 return
@@ -349,7 +433,11 @@ class LogStore(Store):
     async def _sweep_forever(self) -> None:
         while True:
             await asyncio.sleep(_SWEEP_INTERVAL_SECS)
-            await self.sweep()
+            try:
+                await self.sweep()
+            except Exception:
+                # A full disk must not stop expiry for good; the next sweep retries.
+                log.exception("sweeping expired streams failed")
 
     async def sweep(self) -> None:
         """Expire what is due and persist recent accesses (runs every second)."""

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 BACKENDS: dict[str, str] = {
     "memory": "ds_server.stores.memory:MemoryStore",
+    "file-durable": "ds_server.stores.file:FileDurableStore",
+    "file-fast": "ds_server.stores.file:FileFastStore",
+    "sqlite": "ds_server.stores.sqlite:SqliteStore",
 }
 
 
