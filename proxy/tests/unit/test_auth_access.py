@@ -104,3 +104,32 @@ class TestForks:
 
     def test_only_put_forks(self) -> None:
         assert need("POST", "/v1/stream/mine/f", "theirs/s") == (Access("mine", W),)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/stream/__ds/jwks.json"),
+        ("POST", "/v1/stream/__ds/subscriptions/sub-1/callback"),
+        ("POST", "/v1/stream/__ds/subscriptions/sub-1/ack"),
+        ("POST", "/v1/stream/__ds/subscriptions/sub-1/release"),
+    ],
+)
+def test_self_authenticated_subscription_endpoints_need_no_scope(method: str, path: str) -> None:
+    assert required_access(method, path, stream_prefix=PREFIX) == ()
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PUT", "/v1/stream/__ds/subscriptions/sub-1"),
+        ("POST", "/v1/stream/__ds/subscriptions/sub-1/claim"),
+        ("POST", "/v1/stream/__ds/subscriptions/sub-1/callback/x"),
+        ("GET", "/v1/stream/__ds/jwks.jsonx"),
+    ],
+)
+def test_managing_subscriptions_needs_the_wildcard(method: str, path: str) -> None:
+    assert all(
+        access.bucket is None for access in required_access(method, path, stream_prefix=PREFIX)
+    )
+    assert required_access(method, path, stream_prefix=PREFIX) != ()

@@ -96,15 +96,25 @@ def test_rules(config: ec.Config) -> None:
     assert authn["bypass_cors_preflight"] is True
     rules: list[dict[str, Any]] = authn["rules"]
     assert rules[0] == {"match": {"path": "/healthz"}}
+    # Subscription endpoints with their own credentials: no user token required.
     assert rules[1] == {
+        "match": {
+            "safe_regex": {
+                "regex": (
+                    r"^/v1/stream/__ds/(jwks\.json|subscriptions/[^/]+/(callback|ack|release))$"
+                )
+            }
+        }
+    }
+    assert rules[2] == {
         "match": {
             "prefix": "/",
             "headers": [{"name": ":method", "string_match": {"exact": "GET"}}],
         },
         "requires": {"provider_name": "ds_bearer_or_query"},
     }
-    assert rules[2] == {"match": {"prefix": "/"}, "requires": {"provider_name": "ds_bearer"}}
-    assert len(rules) == 3
+    assert rules[3] == {"match": {"prefix": "/"}, "requires": {"provider_name": "ds_bearer"}}
+    assert len(rules) == 4
 
 
 def test_dev_jwks_is_the_committed_test_key() -> None:

@@ -8,6 +8,8 @@ Rules (docs/security.md):
   is too).
 - GET and HEAD read (catch-up, long-poll, SSE, ``/bootstrap``, snapshots,
   listings); every other method writes. OPTIONS (CORS preflight) needs nothing.
+- The subscription JWKS and the callback/ack/release endpoints authenticate
+  with the subscription's own callback token, not a user token.
 - ``PUT`` with ``Stream-Forked-From`` also reads the source's bucket.
 - A path that names no bucket on either surface, a reserved first segment
   (``__ds``, ``__anything``: server features that span buckets, such as
@@ -20,6 +22,7 @@ so authorization and routing can never disagree about which stream is meant.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ds_server.auth.scopes import Access, Mode
@@ -29,6 +32,12 @@ if TYPE_CHECKING:
 
 BUCKET_PREFIX = "/ds"
 PUBLIC_PATHS = frozenset({"/healthz"})
+# Subscription endpoints that carry their own credentials: the webhook signing
+# JWKS is public, and callbacks / pull-wake acks and releases present the
+# subscription's callback token. The gateway skips jwt_authn for exactly these.
+SELF_AUTHENTICATED = re.compile(
+    r"/v1/stream/__ds/(jwks\.json|subscriptions/[^/]+/(callback|ack|release))"
+)
 _READ_METHODS = frozenset({"GET", "HEAD"})
 _FREE_METHODS = frozenset({"OPTIONS"})
 # Server-owned first segments on /v1/stream (``__ds``) are not buckets. Bucket
@@ -42,6 +51,8 @@ def required_access(
     """The accesses a request needs; empty when it needs none."""
     method = method.upper()
     if path in PUBLIC_PATHS or method in _FREE_METHODS:
+        return ()
+    if SELF_AUTHENTICATED.fullmatch(path):
         return ()
     mode = Mode.READ if method in _READ_METHODS else Mode.WRITE
     bucket = bucket_of(path, stream_prefix=stream_prefix)
