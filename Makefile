@@ -21,6 +21,8 @@ $(UV):
 
 $(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml proxy/pyproject.toml
 	$(UV) sync --locked --inexact --all-groups --quiet
+	@# Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
+	@$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src > /dev/null || true
 	@touch $@
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
