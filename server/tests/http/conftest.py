@@ -2,10 +2,15 @@
 
 Settings are always built from explicit sections (``make_settings``), so no
 ``DS_*`` variable of the developer's environment changes what is tested.
+
+Building an app is the slow part of a test, so tests share one app per
+module through ``api``, each under its own stream namespace; a test that
+needs other settings starts its own app with ``make_api``.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,7 +22,10 @@ from litestar.testing import TestClient
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    import httpx
+
 BASE_URL = "http://testserver.local"
+PREFIX = "/v1/stream"
 
 
 def make_settings(**sections: Any) -> Settings:
@@ -57,24 +65,80 @@ def start_client(settings: Settings) -> TestClient[Any]:
     return client.__enter__()
 
 
+_namespaces = itertools.count()
+
+
+class Api:
+    """Requests to the streams of one test's namespace (``/v1/stream/<ns>/...``).
+
+    Keyword headers use ``_`` for ``-``: ``Content_Type="text/plain"``.
+    """
+
+    def __init__(self, client: TestClient[Any]) -> None:
+        self.client = client
+        self.ns = f"t{next(_namespaces)}"
+
+    def name(self, path: str) -> str:
+        """The stream name of ``path`` in this namespace (for Stream-Forked-From)."""
+        return f"{self.ns}/{path}"
+
+    def url(self, path: str, query: str = "") -> str:
+        """The request path (and query) of stream ``path``."""
+        return f"{PREFIX}/{self.name(path)}" + (f"?{query}" if query else "")
+
+    def request(
+        self, method: str, path: str, body: bytes = b"", query: str = "", **headers: str
+    ) -> httpx.Response:
+        sent = {name.replace("_", "-"): value for name, value in headers.items()}
+        return self.client.request(method, self.url(path, query), content=body, headers=sent)
+
+    def put(self, path: str, body: bytes = b"", **headers: str) -> httpx.Response:
+        return self.request("PUT", path, body, **headers)
+
+    def post(self, path: str, body: bytes = b"", **headers: str) -> httpx.Response:
+        return self.request("POST", path, body, **headers)
+
+    def get(self, path: str, query: str = "", **headers: str) -> httpx.Response:
+        return self.request("GET", path, query=query, **headers)
+
+    def head(self, path: str, **headers: str) -> httpx.Response:
+        return self.request("HEAD", path, **headers)
+
+    def delete(self, path: str) -> httpx.Response:
+        return self.request("DELETE", path)
+
+    def body(self, path: str) -> bytes:
+        """The whole stream (one catch-up read; test streams are small)."""
+        response = self.get(path)
+        assert response.status_code == 200, response.text
+        assert response.headers.get("stream-up-to-date") == "true"
+        return response.content
+
+
+@pytest.fixture(scope="module")
+def shared_client(settings_factory: Callable[..., Settings]) -> Iterator[TestClient[Any]]:
+    """One app with the default test settings, for every test of a module."""
+    client = start_client(settings_factory())
+    yield client
+    client.__exit__(None, None, None)
+
+
 @pytest.fixture
-def make_client(
-    settings_factory: Callable[..., Settings],
-) -> Iterator[Callable[..., TestClient[Any]]]:
-    """Start apps with the given settings sections; all are stopped after the test."""
+def api(shared_client: TestClient[Any]) -> Api:
+    """This test's own namespace on the module's shared app."""
+    return Api(shared_client)
+
+
+@pytest.fixture
+def make_api(settings_factory: Callable[..., Settings]) -> Iterator[Callable[..., Api]]:
+    """Start a dedicated app with the given settings sections; stopped after the test."""
     clients: list[TestClient[Any]] = []
 
-    def factory(**sections: Any) -> TestClient[Any]:
+    def factory(**sections: Any) -> Api:
         client = start_client(settings_factory(**sections))
         clients.append(client)
-        return client
+        return Api(client)
 
     yield factory
     for client in reversed(clients):
         client.__exit__(None, None, None)
-
-
-@pytest.fixture
-def client(make_client: Callable[..., TestClient[Any]]) -> TestClient[Any]:
-    """A client of an app with the default test settings."""
-    return make_client()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from ds_server.settings import HttpSection
@@ -10,25 +10,24 @@ from ds_server.settings import HttpSection
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from litestar.testing import TestClient
+    import httpx
+    from conftest import Api
 
-STREAM = "/v1/stream/a"
 ORIGIN = "https://app.example"
 
 
-def preflight(client: TestClient[Any], origin: str, method: str, headers: str) -> Any:
-    return client.options(
-        STREAM,
-        headers={
-            "Origin": origin,
-            "Access-Control-Request-Method": method,
-            "Access-Control-Request-Headers": headers,
-        },
+def preflight(api: Api, origin: str, method: str, headers: str) -> httpx.Response:
+    return api.request(
+        "OPTIONS",
+        "a",
+        Origin=origin,
+        Access_Control_Request_Method=method,
+        Access_Control_Request_Headers=headers,
     )
 
 
-def test_preflight_allows_if_none_match(client: TestClient[Any]) -> None:
-    response = preflight(client, ORIGIN, "GET", "If-None-Match")
+def test_preflight_allows_if_none_match(api: Api) -> None:
+    response = preflight(api, ORIGIN, "GET", "If-None-Match")
     assert response.status_code in (200, 204)
     assert response.headers["access-control-allow-origin"] in ("*", ORIGIN)
     assert "if-none-match" in response.headers["access-control-allow-headers"].lower()
@@ -36,9 +35,9 @@ def test_preflight_allows_if_none_match(client: TestClient[Any]) -> None:
 
 
 @pytest.mark.parametrize("method", ["PUT", "POST", "DELETE", "HEAD"])
-def test_preflight_allows_protocol_requests(client: TestClient[Any], method: str) -> None:
+def test_preflight_allows_protocol_requests(api: Api, method: str) -> None:
     headers = "Content-Type, Producer-Id, Producer-Epoch, Producer-Seq, Stream-Closed, Stream-TTL"
-    response = preflight(client, ORIGIN, method, headers)
+    response = preflight(api, ORIGIN, method, headers)
     assert response.status_code in (200, 204)
     assert method in response.headers["access-control-allow-methods"]
     allowed = response.headers["access-control-allow-headers"].lower()
@@ -46,14 +45,12 @@ def test_preflight_allows_protocol_requests(client: TestClient[Any], method: str
         assert name in allowed
 
 
-def test_responses_expose_protocol_headers(client: TestClient[Any]) -> None:
-    client.put(STREAM, content=b"x", headers={"Content-Type": "text/plain"})
-    response = client.get(STREAM, headers={"Origin": ORIGIN})
+def test_responses_expose_protocol_headers(api: Api) -> None:
+    api.put("a", b"x", Content_Type="text/plain")
+    response = api.get("a", Origin=ORIGIN)
     assert response.status_code == 200
-    exposed = {
-        name.strip().lower()
-        for name in response.headers["access-control-expose-headers"].split(",")
-    }
+    header = response.headers["access-control-expose-headers"]
+    exposed = {name.strip().lower() for name in header.split(",")}
     for name in (
         "stream-next-offset",
         "stream-up-to-date",
@@ -69,26 +66,22 @@ def test_responses_expose_protocol_headers(client: TestClient[Any]) -> None:
         assert name in exposed
 
 
-def test_errors_carry_cors_headers(client: TestClient[Any]) -> None:
-    response = client.get("/v1/stream/missing", headers={"Origin": ORIGIN})
+def test_errors_carry_cors_headers(api: Api) -> None:
+    response = api.get("missing", Origin=ORIGIN)
     assert response.status_code == 404
     assert response.headers["access-control-allow-origin"] in ("*", ORIGIN)
 
 
-def test_configured_origins(make_client: Callable[..., TestClient[Any]]) -> None:
-    client = make_client(http=HttpSection(cors_origins=f"{ORIGIN}, https://other.example"))
-    client.put(STREAM, content=b"x", headers={"Content-Type": "text/plain"})
-    allowed = client.get(STREAM, headers={"Origin": ORIGIN})
-    assert allowed.headers["access-control-allow-origin"] == ORIGIN
-    denied = client.get(STREAM, headers={"Origin": "https://evil.example"})
-    assert "access-control-allow-origin" not in denied.headers
-    assert preflight(client, "https://evil.example", "GET", "If-None-Match").status_code >= 400
-    ok = preflight(client, "https://other.example", "GET", "If-None-Match")
-    assert ok.headers["access-control-allow-origin"] == "https://other.example"
+def test_configured_origins(make_api: Callable[..., Api]) -> None:
+    api = make_api(http=HttpSection(cors_origins=f"{ORIGIN}, https://other.example"))
+    api.put("a", b"x", Content_Type="text/plain")
+    assert api.get("a", Origin=ORIGIN).headers["access-control-allow-origin"] == ORIGIN
+    assert "access-control-allow-origin" not in api.get("a", Origin="https://evil.example").headers
+    assert preflight(api, "https://evil.example", "GET", "If-None-Match").status_code >= 400
+    other = preflight(api, "https://other.example", "GET", "If-None-Match")
+    assert other.headers["access-control-allow-origin"] == "https://other.example"
 
 
 def test_origin_list_is_comma_separated() -> None:
-    assert HttpSection(cors_origins=" https://a.example ,https://b.example,, ").cors_origins == [
-        "https://a.example",
-        "https://b.example",
-    ]
+    section = HttpSection(cors_origins=" https://a.example ,https://b.example,, ")
+    assert section.cors_origins == ["https://a.example", "https://b.example"]

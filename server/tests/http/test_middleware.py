@@ -13,44 +13,49 @@ from ds_server.middleware import security_headers
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from conftest import Api
     from ds_server.settings import Settings
-    from litestar.testing import TestClient
 
 SECURITY = {"x-content-type-options": "nosniff", "cross-origin-resource-policy": "cross-origin"}
 
 
-def has_security_headers(response: Any) -> bool:
+def has_security_headers(response: httpx.Response) -> bool:
     return all(response.headers.get(name) == value for name, value in SECURITY.items())
 
 
 @pytest.mark.parametrize(
-    ("method", "path", "status"),
+    ("method", "path", "query", "status"),
     [
-        ("PUT", "/v1/stream/a", 201),
-        ("GET", "/v1/stream/a", 200),
-        ("HEAD", "/v1/stream/a", 200),
-        ("GET", "/v1/stream/missing", 404),
-        ("GET", "/v1/stream/a?offset=bad", 400),
-        ("POST", "/v1/stream/a", 400),
-        ("PATCH", "/v1/stream/a", 405),
-        ("GET", "/nowhere", 404),
-        ("DELETE", "/v1/stream/a", 204),
+        ("PUT", "a", "", 201),
+        ("GET", "a", "", 200),
+        ("HEAD", "a", "", 200),
+        ("GET", "missing", "", 404),
+        ("GET", "a", "offset=bad", 400),
+        ("POST", "a", "", 400),
+        ("PATCH", "a", "", 405),
+        ("DELETE", "a", "", 204),
     ],
 )
 def test_every_response_has_security_headers(
-    client: TestClient[Any], method: str, path: str, status: int
+    api: Api, method: str, path: str, query: str, status: int
 ) -> None:
     if method != "PUT":
-        client.put("/v1/stream/a")
-    response = client.request(method, path)
+        api.put("a")
+    response = api.request(method, path, query=query)
     assert response.status_code == status
     assert has_security_headers(response)
 
 
-def test_long_poll_and_sse_have_security_headers(client: TestClient[Any]) -> None:
-    client.put("/v1/stream/a", headers={"Stream-Closed": "true"})
+def test_unrouted_paths_have_security_headers(api: Api) -> None:
+    response = api.client.get("/nowhere")
+    assert response.status_code == 404
+    assert has_security_headers(response)
+
+
+def test_long_poll_and_sse_have_security_headers(api: Api) -> None:
+    api.put("a", Stream_Closed="true")
     for query in ("offset=now&live=long-poll", "offset=now&live=sse"):
-        assert has_security_headers(client.get(f"/v1/stream/a?{query}"))
+        assert has_security_headers(api.get("a", query))
 
 
 async def test_headers_are_added_once_over_plain_asgi(
@@ -68,18 +73,17 @@ async def test_headers_are_added_once_over_plain_asgi(
 
 async def test_non_http_scopes_pass_through() -> None:
     seen: list[str] = []
+    sent: list[Any] = []
 
     async def inner(scope: Any, receive: Any, send: Any) -> None:
         seen.append(scope["type"])
         await send({"type": "lifespan.startup.complete"})
 
-    sent: list[Any] = []
+    async def receive() -> Any:
+        return {"type": "lifespan.startup"}
 
     async def send(message: Any) -> None:
         sent.append(message)
-
-    async def receive() -> Any:
-        return {"type": "lifespan.startup"}
 
     await security_headers(inner)({"type": "lifespan"}, receive, send)
     assert seen == ["lifespan"]

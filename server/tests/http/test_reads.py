@@ -7,7 +7,7 @@ import json
 import re
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from ds_server.protocol.cursor import current_interval
@@ -16,9 +16,9 @@ from ds_server.settings import ServerSection
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from litestar.testing import TestClient
+    import httpx
+    from conftest import Api
 
-PREFIX = "/v1/stream"
 ZERO = "00000000000000000000"
 CHUNK = 1024  # read_chunk_bytes of the test apps
 LIVE_SECS = 0.2  # long-poll timeout and SSE reconnect interval of the test apps
@@ -28,32 +28,25 @@ def offset(position: int) -> str:
     return f"{position:020d}"
 
 
-def make(client: TestClient[Any], path: str, body: bytes = b"", **headers: str) -> None:
-    sent = {"Content-Type": "text/plain", **{k.replace("_", "-"): v for k, v in headers.items()}}
-    response = client.put(f"{PREFIX}/{path}", content=body, headers=sent)
+def make(api: Api, path: str, body: bytes = b"", **headers: str) -> None:
+    response = api.put(path, body, **{"Content_Type": "text/plain", **headers})
     assert response.status_code == 201
 
 
-def add(client: TestClient[Any], path: str, body: bytes, content_type: str = "text/plain") -> None:
-    response = client.post(f"{PREFIX}/{path}", content=body, headers={"Content-Type": content_type})
-    assert response.status_code == 204
+def add(api: Api, path: str, body: bytes, content_type: str = "text/plain") -> None:
+    assert api.post(path, body, Content_Type=content_type).status_code == 204
 
 
-def close(client: TestClient[Any], path: str) -> None:
-    assert client.post(f"{PREFIX}/{path}", headers={"Stream-Closed": "true"}).status_code == 204
-
-
-def get(client: TestClient[Any], path: str, query: str = "", **headers: str) -> Any:
-    target = f"{PREFIX}/{path}" + (f"?{query}" if query else "")
-    return client.get(target, headers={k.replace("_", "-"): v for k, v in headers.items()})
+def close(api: Api, path: str) -> None:
+    assert api.post(path, Stream_Closed="true").status_code == 204
 
 
 # -- catch-up ----------------------------------------------------------------
 
 
-def test_catch_up_read(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
-    response = get(client, "a")
+def test_catch_up_read(api: Api) -> None:
+    make(api, "a", b"hello")
+    response = api.get("a")
     assert response.status_code == 200
     assert response.content == b"hello"
     assert response.headers["content-type"] == "text/plain"
@@ -65,34 +58,34 @@ def test_catch_up_read(client: TestClient[Any]) -> None:
 
 
 @pytest.mark.parametrize("query", ["", "offset=-1", f"offset={ZERO}"])
-def test_beginning_is_the_default(client: TestClient[Any], query: str) -> None:
-    make(client, "a", b"hello")
-    assert get(client, "a", query).content == b"hello"
+def test_beginning_is_the_default(api: Api, query: str) -> None:
+    make(api, "a", b"hello")
+    assert api.get("a", query).content == b"hello"
 
 
-def test_read_from_an_offset(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
-    add(client, "a", b" world")
-    response = get(client, "a", f"offset={offset(5)}")
+def test_read_from_an_offset(api: Api) -> None:
+    make(api, "a", b"hello")
+    add(api, "a", b" world")
+    response = api.get("a", f"offset={offset(5)}")
     assert response.content == b" world"
     assert response.headers["stream-next-offset"] == offset(11)
 
 
-def test_read_at_the_tail_is_empty_and_up_to_date(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
-    response = get(client, "a", f"offset={offset(5)}")
+def test_read_at_the_tail_is_empty_and_up_to_date(api: Api) -> None:
+    make(api, "a", b"hello")
+    response = api.get("a", f"offset={offset(5)}")
     assert response.status_code == 200
     assert response.content == b""
     assert response.headers["stream-next-offset"] == offset(5)
     assert response.headers["stream-up-to-date"] == "true"
 
 
-def test_large_stream_is_read_in_chunks(client: TestClient[Any]) -> None:
+def test_large_stream_is_read_in_chunks(api: Api) -> None:
     payload = bytes(range(256)) * 13  # 3328 bytes: four reads of at most 1 KiB
-    make(client, "a", payload, Content_Type="application/octet-stream")
+    make(api, "a", payload, Content_Type="application/octet-stream")
     got, position, reads = b"", "-1", 0
     while True:
-        response = get(client, "a", f"offset={position}")
+        response = api.get("a", f"offset={position}")
         reads += 1
         assert len(response.content) <= CHUNK
         got += response.content
@@ -104,16 +97,16 @@ def test_large_stream_is_read_in_chunks(client: TestClient[Any]) -> None:
     assert reads == 4
 
 
-def test_closed_stream_final_chunk_and_eof(client: TestClient[Any]) -> None:
-    make(client, "a", b"x" * (CHUNK + 10), Stream_Closed="true")
-    first = get(client, "a")
+def test_closed_stream_final_chunk_and_eof(api: Api) -> None:
+    make(api, "a", b"x" * (CHUNK + 10), Stream_Closed="true")
+    first = api.get("a")
     assert len(first.content) == CHUNK
     assert "stream-closed" not in first.headers
     assert "stream-up-to-date" not in first.headers
-    last = get(client, "a", f"offset={first.headers['stream-next-offset']}")
+    last = api.get("a", f"offset={first.headers['stream-next-offset']}")
     assert last.content == b"x" * 10
     assert last.headers["stream-closed"] == "true"
-    eof = get(client, "a", f"offset={offset(CHUNK + 10)}")
+    eof = api.get("a", f"offset={offset(CHUNK + 10)}")
     assert (eof.status_code, eof.content) == (200, b"")
     assert eof.headers["stream-closed"] == "true"
     assert eof.headers["stream-up-to-date"] == "true"
@@ -132,86 +125,86 @@ def test_closed_stream_final_chunk_and_eof(client: TestClient[Any]) -> None:
         "offset=-1&live=poll",
     ],
 )
-def test_bad_read_queries_are_400(client: TestClient[Any], query: str) -> None:
-    make(client, "a", b"hello")
-    assert get(client, "a", query).status_code == 400
+def test_bad_read_queries_are_400(api: Api, query: str) -> None:
+    make(api, "a", b"hello")
+    assert api.get("a", query).status_code == 400
 
 
-def test_read_missing_stream(client: TestClient[Any]) -> None:
-    assert get(client, "nope").status_code == 404
-    assert get(client, "nope", "offset=now&live=long-poll").status_code == 404
-    assert get(client, "nope", "offset=now&live=sse").status_code == 404
+def test_read_missing_stream(api: Api) -> None:
+    assert api.get("nope").status_code == 404
+    assert api.get("nope", "offset=now&live=long-poll").status_code == 404
+    assert api.get("nope", "offset=now&live=sse").status_code == 404
 
 
 # -- JSON --------------------------------------------------------------------
 
 
-def test_json_read_is_an_array_of_messages(client: TestClient[Any]) -> None:
-    make(client, "j", b'[1, {"a": 2}]', Content_Type="application/json")
-    add(client, "j", b'"three"', "application/json")
-    response = get(client, "j")
+def test_json_read_is_an_array_of_messages(api: Api) -> None:
+    make(api, "j", b'[1, {"a": 2}]', Content_Type="application/json")
+    add(api, "j", b'"three"', "application/json")
+    response = api.get("j")
     assert response.headers["content-type"] == "application/json"
     assert response.content == b'[1,{"a": 2},"three"]'
     assert json.loads(response.content) == [1, {"a": 2}, "three"]
 
 
-def test_json_read_from_a_message_boundary(client: TestClient[Any]) -> None:
-    make(client, "j", b'[1, {"a": 2}]', Content_Type="application/json")
-    assert get(client, "j", f"offset={offset(1)}").content == b'[{"a": 2}]'
-    assert get(client, "j", f"offset={offset(2)}").status_code == 400
+def test_json_read_from_a_message_boundary(api: Api) -> None:
+    make(api, "j", b'[1, {"a": 2}]', Content_Type="application/json")
+    assert api.get("j", f"offset={offset(1)}").content == b'[{"a": 2}]'
+    assert api.get("j", f"offset={offset(2)}").status_code == 400
 
 
-def test_json_read_at_tail_is_empty_array(client: TestClient[Any]) -> None:
-    make(client, "j", b"[1]", Content_Type="application/json")
-    assert get(client, "j", f"offset={offset(1)}").content == b"[]"
+def test_json_read_at_tail_is_empty_array(api: Api) -> None:
+    make(api, "j", b"[1]", Content_Type="application/json")
+    assert api.get("j", f"offset={offset(1)}").content == b"[]"
 
 
 # -- ETag --------------------------------------------------------------------
 
 
-def test_if_none_match_gives_304(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
-    etag = get(client, "a").headers["etag"]
-    response = get(client, "a", If_None_Match=etag)
+def test_if_none_match_gives_304(api: Api) -> None:
+    make(api, "a", b"hello")
+    etag = api.get("a").headers["etag"]
+    response = api.get("a", If_None_Match=etag)
     assert response.status_code == 304
     assert response.content == b""
     assert response.headers["etag"] == etag
 
 
-def test_etag_changes_with_new_data(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
-    etag = get(client, "a").headers["etag"]
-    add(client, "a", b"!")
-    response = get(client, "a", If_None_Match=etag)
+def test_etag_changes_with_new_data(api: Api) -> None:
+    make(api, "a", b"hello")
+    etag = api.get("a").headers["etag"]
+    add(api, "a", b"!")
+    response = api.get("a", If_None_Match=etag)
     assert response.status_code == 200
     assert response.headers["etag"] != etag
 
 
-def test_etag_changes_when_the_stream_closes(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
+def test_etag_changes_when_the_stream_closes(api: Api) -> None:
+    make(api, "a", b"hello")
     at_tail = f"offset={offset(5)}"
-    etag = get(client, "a", at_tail).headers["etag"]
-    close(client, "a")
-    response = get(client, "a", at_tail, If_None_Match=etag)
+    etag = api.get("a", at_tail).headers["etag"]
+    close(api, "a")
+    response = api.get("a", at_tail, If_None_Match=etag)
     assert response.status_code == 200
     assert response.headers["stream-closed"] == "true"
     assert response.headers["etag"] != etag
 
 
-def test_etag_differs_for_a_recreated_stream(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
-    etag = get(client, "a").headers["etag"]
-    client.delete(f"{PREFIX}/a")
-    make(client, "a", b"hello")
-    assert get(client, "a", If_None_Match=etag).status_code == 200
+def test_etag_differs_for_a_recreated_stream(api: Api) -> None:
+    make(api, "a", b"hello")
+    etag = api.get("a").headers["etag"]
+    api.delete("a")
+    make(api, "a", b"hello")
+    assert api.get("a", If_None_Match=etag).status_code == 200
 
 
 # -- offset=now --------------------------------------------------------------
 
 
-def test_offset_now(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
-    response = get(client, "a", "offset=now")
+def test_offset_now(api: Api) -> None:
+    make(api, "a", b"hello")
+    response = api.get("a", "offset=now")
     assert response.status_code == 200
     assert response.content == b""
     assert response.headers["stream-next-offset"] == offset(5)
@@ -220,14 +213,14 @@ def test_offset_now(client: TestClient[Any]) -> None:
     assert "etag" not in response.headers
 
 
-def test_offset_now_json_is_empty_array(client: TestClient[Any]) -> None:
-    make(client, "j", b"[1,2]", Content_Type="application/json")
-    assert get(client, "j", "offset=now").content == b"[]"
+def test_offset_now_json_is_empty_array(api: Api) -> None:
+    make(api, "j", b"[1,2]", Content_Type="application/json")
+    assert api.get("j", "offset=now").content == b"[]"
 
 
-def test_offset_now_on_closed_stream(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello", Stream_Closed="true")
-    response = get(client, "a", "offset=now")
+def test_offset_now_on_closed_stream(api: Api) -> None:
+    make(api, "a", b"hello", Stream_Closed="true")
+    response = api.get("a", "offset=now")
     assert response.headers["stream-closed"] == "true"
     assert response.headers["stream-up-to-date"] == "true"
     assert response.headers["stream-next-offset"] == offset(5)
@@ -241,10 +234,10 @@ def _cursor_ok(cursor: str) -> None:
     assert int(cursor) >= current_interval() - 1
 
 
-def test_long_poll_times_out_with_204_and_cursor(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
+def test_long_poll_times_out_with_204_and_cursor(api: Api) -> None:
+    make(api, "a", b"hello")
     started = time.monotonic()
-    response = get(client, "a", f"offset={offset(5)}&live=long-poll")
+    response = api.get("a", f"offset={offset(5)}&live=long-poll")
     assert time.monotonic() - started >= LIVE_SECS * 0.9
     assert response.status_code == 204
     assert response.headers["stream-next-offset"] == offset(5)
@@ -253,32 +246,32 @@ def test_long_poll_times_out_with_204_and_cursor(client: TestClient[Any]) -> Non
     assert "stream-closed" not in response.headers
 
 
-def test_long_poll_with_data_returns_at_once(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
-    response = get(client, "a", "offset=-1&live=long-poll")
+def test_long_poll_with_data_returns_at_once(api: Api) -> None:
+    make(api, "a", b"hello")
+    response = api.get("a", "offset=-1&live=long-poll")
     assert response.status_code == 200
     assert response.content == b"hello"
     _cursor_ok(response.headers["stream-cursor"])
 
 
-def test_long_poll_echoed_current_cursor_is_bumped(client: TestClient[Any]) -> None:
-    make(client, "a")
+def test_long_poll_echoed_current_cursor_is_bumped(api: Api) -> None:
+    make(api, "a")
     echoed = current_interval() + 1000
-    response = get(client, "a", f"cursor={echoed}&live=long-poll&offset=now")
+    response = api.get("a", f"cursor={echoed}&live=long-poll&offset=now")
     assert int(response.headers["stream-cursor"]) > echoed
 
 
-def test_long_poll_wakes_on_append(make_client: Callable[..., TestClient[Any]]) -> None:
-    client = make_client(server=ServerSection(long_poll_timeout_secs=10, read_chunk_bytes=CHUNK))
-    make(client, "a", b"old")
-    results: list[Any] = []
+def test_long_poll_wakes_on_append(make_api: Callable[..., Api]) -> None:
+    api = make_api(server=ServerSection(long_poll_timeout_secs=10, read_chunk_bytes=CHUNK))
+    make(api, "a", b"old")
+    results: list[httpx.Response] = []
     poller = threading.Thread(
-        target=lambda: results.append(get(client, "a", "offset=now&live=long-poll"))
+        target=lambda: results.append(api.get("a", "offset=now&live=long-poll"))
     )
     started = time.monotonic()
     poller.start()
     time.sleep(0.2)
-    add(client, "a", b"new")
+    add(api, "a", b"new")
     poller.join(timeout=10)
     assert time.monotonic() - started < 5
     (response,) = results
@@ -288,13 +281,13 @@ def test_long_poll_wakes_on_append(make_client: Callable[..., TestClient[Any]]) 
 
 
 def test_long_poll_on_closed_stream_returns_immediately(
-    make_client: Callable[..., TestClient[Any]],
+    make_api: Callable[..., Api],
 ) -> None:
-    client = make_client(server=ServerSection(long_poll_timeout_secs=10, read_chunk_bytes=CHUNK))
-    make(client, "a", b"hello", Stream_Closed="true")
+    api = make_api(server=ServerSection(long_poll_timeout_secs=10, read_chunk_bytes=CHUNK))
+    make(api, "a", b"hello", Stream_Closed="true")
     for query in (f"offset={offset(5)}&live=long-poll", "offset=now&live=long-poll"):
         started = time.monotonic()
-        response = get(client, "a", query)
+        response = api.get("a", query)
         assert time.monotonic() - started < 2
         assert response.status_code == 204
         assert response.headers["stream-closed"] == "true"
@@ -302,25 +295,25 @@ def test_long_poll_on_closed_stream_returns_immediately(
         assert response.headers["stream-next-offset"] == offset(5)
 
 
-def test_long_poll_wakes_on_close(make_client: Callable[..., TestClient[Any]]) -> None:
-    client = make_client(server=ServerSection(long_poll_timeout_secs=10, read_chunk_bytes=CHUNK))
-    make(client, "a", b"hello")
-    results: list[Any] = []
+def test_long_poll_wakes_on_close(make_api: Callable[..., Api]) -> None:
+    api = make_api(server=ServerSection(long_poll_timeout_secs=10, read_chunk_bytes=CHUNK))
+    make(api, "a", b"hello")
+    results: list[httpx.Response] = []
     poller = threading.Thread(
-        target=lambda: results.append(get(client, "a", "offset=now&live=long-poll"))
+        target=lambda: results.append(api.get("a", "offset=now&live=long-poll"))
     )
     poller.start()
     time.sleep(0.2)
-    close(client, "a")
+    close(api, "a")
     poller.join(timeout=10)
     (response,) = results
     assert response.status_code == 204
     assert response.headers["stream-closed"] == "true"
 
 
-def test_long_poll_json(client: TestClient[Any]) -> None:
-    make(client, "j", b"[1,2]", Content_Type="application/json")
-    response = get(client, "j", "offset=-1&live=long-poll")
+def test_long_poll_json(api: Api) -> None:
+    make(api, "j", b"[1,2]", Content_Type="application/json")
+    response = api.get("j", "offset=-1&live=long-poll")
     assert response.content == b"[1,2]"
 
 
@@ -340,9 +333,9 @@ def sse_events(raw: bytes) -> list[tuple[str, str]]:
     return events
 
 
-def test_sse_on_closed_text_stream(client: TestClient[Any]) -> None:
-    make(client, "a", b"line one\nline two", Stream_Closed="true")
-    response = get(client, "a", "offset=-1&live=sse")
+def test_sse_on_closed_text_stream(api: Api) -> None:
+    make(api, "a", b"line one\nline two", Stream_Closed="true")
+    response = api.get("a", "offset=-1&live=sse")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
     assert "stream-sse-data-encoding" not in response.headers
@@ -358,36 +351,36 @@ def test_sse_on_closed_text_stream(client: TestClient[Any]) -> None:
     assert len(events) == 2
 
 
-def test_sse_binary_stream_is_base64(client: TestClient[Any]) -> None:
+def test_sse_binary_stream_is_base64(api: Api) -> None:
     payload = bytes(range(256))
-    make(client, "b", payload, Content_Type="application/octet-stream", Stream_Closed="true")
-    response = get(client, "b", "offset=-1&live=sse")
+    make(api, "b", payload, Content_Type="application/octet-stream", Stream_Closed="true")
+    response = api.get("b", "offset=-1&live=sse")
     assert response.headers["stream-sse-data-encoding"] == "base64"
     kind, data = sse_events(response.content)[0]
     assert kind == "data"
     assert base64.b64decode(data.replace("\n", "")) == payload
 
 
-def test_sse_json_stream_sends_arrays(client: TestClient[Any]) -> None:
-    make(client, "j", b'[1, {"a": 2}]', Content_Type="application/json", Stream_Closed="true")
-    kind, data = sse_events(get(client, "j", "offset=-1&live=sse").content)[0]
+def test_sse_json_stream_sends_arrays(api: Api) -> None:
+    make(api, "j", b'[1, {"a": 2}]', Content_Type="application/json", Stream_Closed="true")
+    kind, data = sse_events(api.get("j", "offset=-1&live=sse").content)[0]
     assert kind == "data"
     assert json.loads(data) == [1, {"a": 2}]
 
 
-def test_sse_now_on_closed_stream_is_one_control_event(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello", Stream_Closed="true")
-    events = sse_events(get(client, "a", "offset=now&live=sse").content)
+def test_sse_now_on_closed_stream_is_one_control_event(api: Api) -> None:
+    make(api, "a", b"hello", Stream_Closed="true")
+    events = sse_events(api.get("a", "offset=now&live=sse").content)
     assert len(events) == 1
     kind, data = events[0]
     assert kind == "control"
     assert json.loads(data)["streamClosed"] is True
 
 
-def test_sse_open_stream_ends_at_reconnect_interval(client: TestClient[Any]) -> None:
-    make(client, "a", b"hello")
+def test_sse_open_stream_ends_at_reconnect_interval(api: Api) -> None:
+    make(api, "a", b"hello")
     started = time.monotonic()
-    response = get(client, "a", "offset=-1&live=sse&cursor=1")
+    response = api.get("a", "offset=-1&live=sse&cursor=1")
     assert time.monotonic() - started < 5
     events = sse_events(response.content)
     assert events[0] == ("data", "hello")

@@ -109,7 +109,9 @@ async def stream_metadata(request: AnyRequest, path: FromPath[str]) -> Response[
     info = await context(request).store.head(stream_path(path))
     response_headers = metadata_headers(info)
     response_headers[h.CACHE_CONTROL] = "no-store"
-    return Response(content=None, status_code=200, headers=response_headers)
+    # An empty body (not None, which Litestar would serialise as "null") keeps
+    # Content-Length at 0.
+    return Response(content=b"", status_code=200, headers=response_headers)  # type: ignore[return-value]
 
 
 @delete("/{path:path}", status_code=200)
