@@ -19,7 +19,7 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ds_server.protocol.offsets import Sentinel
 from ds_server.stores import _rules
@@ -104,7 +104,7 @@ class _Mark:
         state.writer_seqs = dict(self.writer_seqs)
 
 
-def _retrieve(task: asyncio.Future[None]) -> None:
+def _retrieve(task: asyncio.Future[Any]) -> None:
     # A failed write whose client went away has no other reader of its error.
     if not task.cancelled():
         task.exception()
@@ -215,6 +215,40 @@ class LogStore(Store):
 
     async def append(self, request: AppendRequest) -> AppendResult:
         entry = await self._lookup(request.path, touch=True)
+        # The locked part runs to its end even if this request is cancelled (its
+        # client left): a write, once handed to the backend, is also applied to
+        # the state before the next one is decided, so the two never disagree.
+        write = asyncio.ensure_future(self._write(entry, request))
+        write.add_done_callback(_retrieve)
+        decision, pending, written_tail = await asyncio.shield(write)
+        state = entry.state
+        if pending is not None:
+            # Acknowledge only what is durable, duplicates included. The write
+            # goes on if this request is cancelled (its client left).
+            await asyncio.shield(pending)
+        if written_tail > entry.visible_tail or state.closed:
+            entry.visible_tail = max(entry.visible_tail, written_tail)
+            self.live.notify(request.path)
+        if decision.outcome is AppendOutcome.DUPLICATE:
+            echo = decision.echo
+            return AppendResult(
+                outcome=decision.outcome,
+                info=entry.info(),
+                producer_epoch=echo.epoch if echo else None,
+                producer_seq=echo.last_seq if echo else None,
+            )
+        claim = decision.producer
+        return AppendResult(
+            outcome=decision.outcome,
+            info=entry.info(),
+            producer_epoch=claim.epoch if claim else None,
+            producer_seq=claim.seq if claim else None,
+        )
+
+    async def _write(
+        self, entry: _Entry, request: AppendRequest
+    ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
+        """Decide and store one append under the stream's lock; apply it to the state."""
         async with entry.lock:
             if self._entries.get(request.path) is not entry or entry.state.soft_deleted:
                 raise StreamNotFound()
@@ -239,29 +273,7 @@ class LogStore(Store):
                 pending = None if durable is None else self._guard(entry, durable, _Mark.of(state))
                 _rules.apply_decision(state, request, decision)
                 entry.pending = pending
-            written_tail = state.tail
-        if pending is not None:
-            # Acknowledge only what is durable, duplicates included. The write
-            # goes on if this request is cancelled (its client left).
-            await asyncio.shield(pending)
-        if written_tail > entry.visible_tail or state.closed:
-            entry.visible_tail = max(entry.visible_tail, written_tail)
-            self.live.notify(request.path)
-        if decision.outcome is AppendOutcome.DUPLICATE:
-            echo = decision.echo
-            return AppendResult(
-                outcome=decision.outcome,
-                info=entry.info(),
-                producer_epoch=echo.epoch if echo else None,
-                producer_seq=echo.last_seq if echo else None,
-            )
-        claim = decision.producer
-        return AppendResult(
-            outcome=decision.outcome,
-            info=entry.info(),
-            producer_epoch=claim.epoch if claim else None,
-            producer_seq=claim.seq if claim else None,
-        )
+            return decision, pending, state.tail
 
     async def read(self, path: str, offset: int | Sentinel, max_bytes: int) -> ReadResult:
         entry = await self._lookup(path, touch=True)
