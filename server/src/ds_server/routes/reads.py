@@ -31,8 +31,12 @@ CATCH_UP_CACHE = "public, max-age=60, stale-while-revalidate=300"
 @get("/{path:path}")
 async def read_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes] | Stream:
     """Serve a read in the mode the query asks for."""
+    return await read(request, stream_path(path))
+
+
+async def read(request: AnyRequest, name: str) -> Response[bytes] | Stream:
+    """GET on a stream of either surface: catch-up, long-poll or SSE."""
     ctx = context(request)
-    name = stream_path(path)
     query = parse_read_query(request.scope["query_string"])
     offset = Sentinel.BEGINNING if query.offset is None else query.offset
     if query.live == "sse":

@@ -27,17 +27,41 @@ if TYPE_CHECKING:
     from litestar.datastructures import Headers
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
+# Stream-Forked-From may name the source on either surface; both share one namespace.
+SURFACE_PREFIXES = ("/v1/stream", "/ds")
 _SUB_OFFSET_HEADER = "stream-fork-sub-offset"
 
 
 @put("/{path:path}", status_code=201)
 async def create_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
     """Create a stream (201), or confirm an identical one (200); 409 on a different config."""
+    return await create(request, stream_path(path))
+
+
+@post("/{path:path}")
+async def append_to_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
+    """Append (and optionally close); 200 for a new idempotent-producer write, else 204."""
+    return await append(request, stream_path(path))
+
+
+@head("/{path:path}")
+async def stream_metadata(request: AnyRequest, path: FromPath[str]) -> Response[None]:
+    """Content type, tail offset, closure and expiry; never cached, never renews a TTL."""
+    return await metadata(request, stream_path(path))
+
+
+@delete("/{path:path}", status_code=200)
+async def delete_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
+    """Delete a stream; forks keep reading what they inherited."""
+    return await remove(request, stream_path(path))
+
+
+async def create(request: AnyRequest, name: str) -> Response[bytes]:
+    """PUT on a stream of either surface."""
     ctx = context(request)
-    name = stream_path(path)
     headers = request.headers
     content_type = headers.get(h.CONTENT_TYPE)
-    fork = _fork_spec(headers, ctx.route_prefix)
+    fork = _fork_spec(headers)
     if fork is None and not content_type:
         content_type = DEFAULT_CONTENT_TYPE
     body = await read_body(request, ctx.settings.limits.max_stream_bytes)
@@ -61,11 +85,9 @@ async def create_stream(request: AnyRequest, path: FromPath[str]) -> Response[by
     return Response(content=b"", status_code=status, headers=response_headers)
 
 
-@post("/{path:path}")
-async def append_to_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
-    """Append (and optionally close); 200 for a new idempotent-producer write, else 204."""
+async def append(request: AnyRequest, name: str) -> Response[bytes]:
+    """POST on a stream of either surface."""
     ctx = context(request)
-    name = stream_path(path)
     headers = request.headers
     claim = producer_claim(headers)
     close = h.is_true(headers.get(h.STREAM_CLOSED))
@@ -103,10 +125,9 @@ async def append_to_stream(request: AnyRequest, path: FromPath[str]) -> Response
     return no_content(response_headers)
 
 
-@head("/{path:path}")
-async def stream_metadata(request: AnyRequest, path: FromPath[str]) -> Response[None]:
-    """Content type, tail offset, closure and expiry; never cached, never renews a TTL."""
-    info = await context(request).store.head(stream_path(path))
+async def metadata(request: AnyRequest, name: str) -> Response[None]:
+    """HEAD on a stream of either surface."""
+    info = await context(request).store.head(name)
     response_headers = metadata_headers(info)
     response_headers[h.CACHE_CONTROL] = "no-store"
     # An empty body (not None, which Litestar would serialise as "null") keeps
@@ -114,10 +135,9 @@ async def stream_metadata(request: AnyRequest, path: FromPath[str]) -> Response[
     return Response(content=b"", status_code=200, headers=response_headers)  # type: ignore[arg-type]
 
 
-@delete("/{path:path}", status_code=200)
-async def delete_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
-    """Delete a stream; forks keep reading what they inherited."""
-    ctx, name = context(request), stream_path(path)
+async def remove(request: AnyRequest, name: str) -> Response[bytes]:
+    """DELETE on a stream of either surface."""
+    ctx = context(request)
     await ctx.store.delete(name)
     ctx.events.stream_deleted(name)
     return no_content({})
@@ -149,7 +169,7 @@ def _expiry(headers: Headers) -> Expiry:
     return Expiry()
 
 
-def _fork_spec(headers: Headers, route_prefix: str) -> ForkSpec | None:
+def _fork_spec(headers: Headers) -> ForkSpec | None:
     source = headers.get(h.STREAM_FORKED_FROM)
     offset_text = headers.get(h.STREAM_FORK_OFFSET)
     sub_text = headers.get(_SUB_OFFSET_HEADER)
@@ -157,8 +177,10 @@ def _fork_spec(headers: Headers, route_prefix: str) -> ForkSpec | None:
         if offset_text is not None or sub_text is not None:
             raise BadRequest("fork offsets need Stream-Forked-From")
         return None
-    if source.startswith(route_prefix + "/"):
-        source = source[len(route_prefix) :]
+    for prefix in SURFACE_PREFIXES:
+        if source.startswith(prefix + "/"):
+            source = source[len(prefix) :]
+            break
     offset = None
     if offset_text is not None:
         try:
