@@ -13,7 +13,16 @@ from ds_server.errors import EXCEPTION_HANDLERS
 from ds_server.live import LiveNotifier
 from ds_server.middleware import security_headers
 from ds_server.protocol import headers as h
-from ds_server.routes import health, reads, streams, subscriptions
+from ds_server.routes import (
+    bootstrap,
+    bucket_streams,
+    buckets,
+    health,
+    reads,
+    snapshots,
+    streams,
+    subscriptions,
+)
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
@@ -25,6 +34,7 @@ if TYPE_CHECKING:
     from ds_server.stores.base import Store
 
 STREAM_PREFIX = "/v1/stream"
+BUCKET_PREFIX = "/ds"
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:
@@ -53,8 +63,32 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         ],
         before_request=subscriptions.reject_reserved,
     )
+    bucket_routes = Router(
+        path=BUCKET_PREFIX,
+        route_handlers=[
+            buckets.create_bucket,
+            buckets.bucket_metadata,
+            buckets.delete_bucket,
+            buckets.list_streams,
+            bucket_streams.create_in_bucket,
+            bucket_streams.append_in_bucket,
+            bucket_streams.read_in_bucket,
+            bucket_streams.head_in_bucket,
+            bucket_streams.delete_in_bucket,
+            snapshots.publish_snapshot,
+            snapshots.latest_snapshot,
+            snapshots.read_snapshot,
+            snapshots.delete_snapshot,
+            bootstrap.bootstrap,
+        ],
+    )
     app = Litestar(
-        route_handlers=[health.healthz, subscriptions.router(STREAM_PREFIX), stream_routes],
+        route_handlers=[
+            health.healthz,
+            subscriptions.router(STREAM_PREFIX),
+            stream_routes,
+            bucket_routes,
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         cors_config=CORSConfig(
             allow_origins=list(settings.http.cors_origins),

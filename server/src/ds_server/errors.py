@@ -37,6 +37,11 @@ _STATUS: Mapping[type[e.StoreError], int] = {
     e.InvalidFork: 400,
     e.StreamGone: 410,
     e.StorageFull: 507,
+    e.BucketNotFound: 404,
+    e.BucketExists: 409,
+    e.BucketNotEmpty: 409,
+    e.SnapshotNotFound: 404,
+    e.SnapshotConflict: 409,
 }
 
 

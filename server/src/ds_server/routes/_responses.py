@@ -28,6 +28,8 @@ def metadata_headers(info: StreamInfo) -> dict[str, str]:
         headers[h.STREAM_TTL] = str(info.expiry.ttl_seconds)
     if info.expiry.expires_at is not None:
         headers[h.STREAM_EXPIRES_AT] = format_expires_at(info.expiry.expires_at)
+    if info.snapshot is not None:
+        headers[h.STREAM_SNAPSHOT_OFFSET] = format_offset(info.snapshot.offset)
     return headers
 
 

@@ -36,6 +36,7 @@ from ds_server.stores.base import (
 )
 from ds_server.stores.errors import (
     InvalidOffset,
+    OffsetGone,
     PayloadTooLarge,
     StreamExists,
     StreamGone,
@@ -282,9 +283,19 @@ class LogStore(Store):
         if offset is Sentinel.NOW:
             return ReadResult(info=info, start=tail, next_offset=tail)
         start = 0 if offset is Sentinel.BEGINNING else offset
-        if start > tail or (entry.state.is_json and not await self._is_boundary(entry, start)):
+        return await self._read_from(entry, info, start, max_bytes, whole=entry.state.is_json)
+
+    async def _read_from(
+        self, entry: _Entry, info: StreamInfo, start: int, max_bytes: int, *, whole: bool
+    ) -> ReadResult:
+        state = entry.state
+        if start < state.earliest_offset:
+            raise OffsetGone()
+        if start > entry.visible_tail or (whole and not await self._is_boundary(entry, start)):
             raise InvalidOffset()
-        chunks = await self._collect(entry, start, tail, max_bytes)
+        chunks = await self._collect(entry, start, entry.visible_tail, max_bytes, whole=whole)
+        if start < state.earliest_offset:
+            raise OffsetGone()  # a snapshot moved retention while we were reading
         next_offset = chunks[-1].start + len(chunks[-1].data) if chunks else start
         return ReadResult(
             info=info, start=start, next_offset=next_offset, chunks=[c.data for c in chunks]
@@ -374,17 +385,27 @@ class LogStore(Store):
         async def is_boundary(position: int) -> bool:
             return await self._is_boundary(base, position)
 
+        anchor = request.fork.offset
+        if anchor is not None and anchor < base.state.earliest_offset:
+            # The data before the source's snapshot is gone; a fork can't inherit it.
+            raise OffsetGone("fork offset is before the source's earliest retained offset")
         return await resolve_fork_offset(
             request.fork, base.state, base.visible_tail, is_boundary, chunks_from
         )
 
-    async def _collect(self, entry: _Entry, start: int, limit: int, max_bytes: int) -> list[Chunk]:
-        """Chunks from ``start`` up to ``limit``, through the fork chain."""
+    async def _collect(
+        self, entry: _Entry, start: int, limit: int, max_bytes: int, *, whole: bool | None = None
+    ) -> list[Chunk]:
+        """Chunks from ``start`` up to ``limit``, through the fork chain.
+
+        ``whole`` keeps messages whole (default: for JSON streams only).
+        """
         state = entry.state
+        whole = state.is_json if whole is None else whole
         chunks: list[Chunk] = []
         if start < state.fork_offset and entry.base is not None:
             inherited_limit = min(limit, state.fork_offset)
-            chunks = await self._collect(entry.base, start, inherited_limit, max_bytes)
+            chunks = await self._collect(entry.base, start, inherited_limit, max_bytes, whole=whole)
             end = chunks[-1].start + len(chunks[-1].data) if chunks else start
             max_bytes -= sum(len(chunk.data) for chunk in chunks)
             if end < inherited_limit or max_bytes <= 0:
@@ -393,7 +414,7 @@ class LogStore(Store):
         if start >= limit:
             return chunks
         own = await self._persistence.read(
-            state.stream_id, start, limit, max(max_bytes, 1), whole=state.is_json
+            state.stream_id, start, limit, max(max_bytes, 1), whole=whole
         )
         return chunks + own
 

@@ -97,3 +97,40 @@ class Persistence(abc.ABC):
     @abc.abstractmethod
     async def is_boundary(self, stream_id: str, position: int) -> bool:
         """True when a stored chunk of this stream starts exactly at ``position``."""
+
+    # -- extensions: buckets, snapshots, retention ----------------------------
+
+    async def load_buckets(self) -> list[tuple[str, float]]:
+        """Every stored bucket as ``(bucket_id, created_at)``."""
+        return []
+
+    async def save_bucket(self, bucket_id: str, created_at: float) -> None:
+        """Store a new bucket durably."""
+        raise NotImplementedError(f"{type(self).__name__} does not store buckets")
+
+    async def drop_bucket(self, bucket_id: str) -> None:
+        """Remove a bucket durably."""
+        raise NotImplementedError(f"{type(self).__name__} does not store buckets")
+
+    async def save_snapshot(self, state: StreamState, data: bytes) -> None:
+        """Store ``state.snapshot``'s blob and ``state.earliest_offset`` durably, together.
+
+        The previous snapshot of the stream is dropped in the same step. Only
+        those two fields of the state change here: appends run concurrently.
+        ``open()`` must restore both fields.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not store snapshots")
+
+    async def load_snapshot(self, stream_id: str, offset: int) -> bytes:
+        """The stored blob of the stream's snapshot at ``offset``."""
+        raise NotImplementedError(f"{type(self).__name__} does not store snapshots")
+
+    async def reclaim_before(self, stream_id: str, before: int) -> None:
+        """Free the space of chunks that end at or before ``before``, crash-safely.
+
+        Called after a snapshot moved the earliest retained offset; ``before``
+        never exceeds it nor the fork offset of any fork of the stream. Reads
+        below the earliest offset are refused by the engine, so this may run
+        lazily, but it must never remove data at or after ``before``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not reclaim space")

@@ -18,6 +18,7 @@ from ds_server.stores.base import (
     CreateRequest,
     Expiry,
     ProducerClaim,
+    SnapshotInfo,
     StreamInfo,
 )
 from ds_server.stores.errors import (
@@ -52,6 +53,10 @@ class StreamState:
     # Un-purged forks whose source is this stream; data must outlive them.
     fork_refs: int = 0
     soft_deleted: bool = False
+    # Retention: reads before earliest_offset are gone; the snapshot covers them.
+    earliest_offset: int = 0
+    snapshot: SnapshotInfo | None = None
+    last_write: float = 0.0
 
     @property
     def is_json(self) -> bool:
@@ -85,6 +90,9 @@ class StreamState:
             created_at=self.created_at,
             forked_from=self.forked_from,
             fork_offset=self.fork_offset if self.forked_from is not None else None,
+            earliest_offset=self.earliest_offset,
+            snapshot=self.snapshot,
+            last_write_at=self.last_write or self.created_at,
         )
 
 
@@ -178,6 +186,8 @@ def apply_decision(state: StreamState, request: AppendRequest, decision: AppendD
     if decision.close:
         state.closed = True
         state.closed_by = decision.producer
+    if decision.messages:
+        state.last_write = state.last_access
 
 
 def now() -> float:

@@ -89,7 +89,49 @@ class StreamInfo:
     created_at: float
     forked_from: str | None = None
     fork_offset: int | None = None
+    # Reads before this offset get 410 Gone: a snapshot has replaced them.
     earliest_offset: int = 0
+    snapshot: SnapshotInfo | None = None
+    last_write_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotInfo:
+    """A stream's visible snapshot: the folded state of ``[-1, offset)``."""
+
+    offset: int
+    content_type: str
+    size: int
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class BucketInfo:
+    bucket_id: str
+    created_at: float
+    stream_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSummary:
+    """One row of a bucket listing."""
+
+    stream_id: str  # bucket-local
+    closed: bool
+    content_type: str
+    tail: int
+    created_at: float
+    last_write_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class StreamListing:
+    streams: list[StreamSummary]
+    has_more: bool
+
+    @property
+    def next_cursor(self) -> str | None:
+        return self.streams[-1].stream_id if self.has_more and self.streams else None
 
 
 class AppendOutcome(enum.Enum):
@@ -166,3 +208,47 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def delete(self, path: str) -> None:
         """Delete a stream (forks keep reading the data they inherited)."""
+
+    @abc.abstractmethod
+    async def read_messages(self, path: str, start: int, max_bytes: int) -> ReadResult:
+        """Like :meth:`read` from a message boundary, but never splits a message.
+
+        Byte streams' messages are their appends. Bootstrap uses this so its
+        parts are exactly the retained messages.
+        """
+
+    # -- buckets (the /ds surface) -------------------------------------------
+
+    @abc.abstractmethod
+    async def create_bucket(self, bucket_id: str) -> BucketInfo:
+        """Create an empty bucket; BucketExists when it is there already."""
+
+    @abc.abstractmethod
+    async def get_bucket(self, bucket_id: str) -> BucketInfo:
+        """A bucket's metadata; BucketNotFound when it does not exist."""
+
+    @abc.abstractmethod
+    async def delete_bucket(self, bucket_id: str) -> None:
+        """Delete an empty bucket; BucketNotFound, or BucketNotEmpty."""
+
+    @abc.abstractmethod
+    async def list_bucket_streams(
+        self, bucket_id: str, *, prefix: str, after: str | None, limit: int
+    ) -> StreamListing:
+        """Streams ``{bucket}/{id}`` sorted by id, ``id > after``, starting with ``prefix``."""
+
+    # -- snapshots -----------------------------------------------------------
+
+    @abc.abstractmethod
+    async def publish_snapshot(
+        self, path: str, offset: int, content_type: str, data: bytes
+    ) -> SnapshotInfo:
+        """Store a snapshot at a message boundary; it becomes the earliest retained offset."""
+
+    @abc.abstractmethod
+    async def read_snapshot(self, path: str, offset: int) -> tuple[SnapshotInfo, bytes]:
+        """The visible snapshot at ``offset``; SnapshotNotFound otherwise."""
+
+    @abc.abstractmethod
+    async def delete_snapshot(self, path: str, offset: int) -> None:
+        """SnapshotNotFound for an unknown or superseded one; the latest is protected (409)."""

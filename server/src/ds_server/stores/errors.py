@@ -102,3 +102,25 @@ class StreamGone(StoreError):
     """A stream deleted (or expired) while forks still read its data."""
 
     reason = "stream was deleted; its forks keep its data"
+
+
+class BucketNotFound(StoreError):
+    reason = "bucket not found"
+
+
+class BucketExists(StoreError):
+    reason = "bucket already exists"
+
+
+class BucketNotEmpty(StoreError):
+    reason = "bucket still has streams"
+
+
+class SnapshotNotFound(StoreError):
+    reason = "snapshot not found"
+
+
+class SnapshotConflict(StoreError):
+    """A snapshot beyond the tail, or deleting the latest (bootstrap needs it)."""
+
+    reason = "snapshot conflict"

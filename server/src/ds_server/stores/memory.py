@@ -6,7 +6,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ds_server.stores._engine import LogStore
+from ds_server.stores._extended import ExtendedLogStore
 from ds_server.stores._persistence import Chunk, Persistence
 from ds_server.stores.errors import PayloadTooLarge
 
@@ -39,6 +39,7 @@ class MemoryPersistence(Persistence):
 
     def __init__(self, max_memory_bytes: int) -> None:
         self._logs: dict[str, _Log] = {}
+        self._snapshots: dict[str, bytes] = {}
         self._max_memory_bytes = max_memory_bytes
         self._memory_bytes = 0
 
@@ -60,6 +61,7 @@ class MemoryPersistence(Persistence):
         return None
 
     async def purge(self, state: StreamState) -> None:
+        self._snapshots.pop(state.stream_id, None)
         log = self._logs.pop(state.stream_id, None)
         if log is not None:
             self._memory_bytes -= sum(len(chunk) for chunk in log.chunks)
@@ -77,14 +79,38 @@ class MemoryPersistence(Persistence):
             index += 1
             if chunk_start + len(data) <= start:
                 continue
+            cut_from = max(0, start - chunk_start)
+            cut_to = min(len(data), limit - chunk_start)
             if not whole:
-                cut_from = max(0, start - chunk_start)
-                cut_to = min(len(data), limit - chunk_start, cut_from + budget)
+                cut_to = min(cut_to, cut_from + budget)
+            if cut_from or cut_to < len(data):
                 data = data[cut_from:cut_to]
-                chunk_start = max(start, chunk_start)
+                chunk_start += cut_from
             out.append(Chunk(chunk_start, data))
             budget -= len(data)
         return out
+
+    async def save_bucket(self, bucket_id: str, created_at: float) -> None:
+        return None
+
+    async def drop_bucket(self, bucket_id: str) -> None:
+        return None
+
+    async def save_snapshot(self, state: StreamState, data: bytes) -> None:
+        self._snapshots[state.stream_id] = data
+
+    async def load_snapshot(self, stream_id: str, offset: int) -> bytes:
+        return self._snapshots[stream_id]
+
+    async def reclaim_before(self, stream_id: str, before: int) -> None:
+        log = self._logs[stream_id]
+        # Drop the whole chunks that end at or before ``before``.
+        count = bisect_right(log.starts, before)
+        if count and log.starts[count - 1] + len(log.chunks[count - 1]) > before:
+            count -= 1
+        freed = sum(len(chunk) for chunk in log.chunks[:count])
+        del log.starts[:count], log.chunks[:count]
+        self._memory_bytes -= freed
 
     async def is_boundary(self, stream_id: str, position: int) -> bool:
         starts = self._logs[stream_id].starts
@@ -92,7 +118,7 @@ class MemoryPersistence(Persistence):
         return index >= 0 and starts[index] == position
 
 
-class MemoryStore(LogStore):
+class MemoryStore(ExtendedLogStore):
     """Streams held in process memory; lost on restart."""
 
     def __init__(self, live: LiveNotifier, *, max_stream_bytes: int, max_memory_bytes: int) -> None:
