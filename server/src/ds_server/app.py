@@ -13,23 +13,23 @@ from ds_server.errors import EXCEPTION_HANDLERS
 from ds_server.live import LiveNotifier
 from ds_server.middleware import security_headers
 from ds_server.protocol import headers as h
-from ds_server.routes import (
-    bootstrap,
-    bucket_streams,
-    buckets,
-    health,
-    reads,
-    snapshots,
-    streams,
-    subscriptions,
-)
+from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
+from ds_server.routes.dispatch import StreamDispatcher
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
 from ds_server.subscriptions import SubscriptionManager
 
 if TYPE_CHECKING:
-    from litestar.types import ASGIApp
+    from litestar.types import (
+        ASGIApp,
+        LifeSpanReceive,
+        LifeSpanScope,
+        LifeSpanSend,
+        Receive,
+        Scope,
+        Send,
+    )
 
     from ds_server.stores.base import Store
 
@@ -37,7 +37,28 @@ STREAM_PREFIX = "/v1/stream"
 BUCKET_PREFIX = "/ds"
 
 
-def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:
+class DsApp(Litestar):
+    """The Litestar app behind its front stack: security headers, gateway auth, dispatcher.
+
+    Calling the app runs the whole stack, so servers and test clients alike
+    get exactly what production serves.
+    """
+
+    front: ASGIApp
+
+    async def __call__(
+        self,
+        scope: Scope | LifeSpanScope,
+        receive: Receive | LifeSpanReceive,
+        send: Send | LifeSpanSend,
+    ) -> None:
+        await self.front(scope, receive, send)  # type: ignore[arg-type]
+
+    async def _litestar(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await Litestar.__call__(self, scope, receive, send)
+
+
+def create_app(settings: Settings | None = None, store: Store | None = None) -> DsApp:
     """Build the server application; ``store`` overrides the configured backend (tests)."""
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
@@ -52,16 +73,11 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         await subs.close()
         await store.stop()
 
+    # Stream operations themselves are served by the StreamDispatcher in front
+    # (asgi_app); this router only guards the reserved __ds segment.
     stream_routes = Router(
         path=STREAM_PREFIX,
-        route_handlers=[
-            streams.create_stream,
-            streams.append_to_stream,
-            streams.stream_metadata,
-            streams.delete_stream,
-            reads.read_stream,
-        ],
-        before_request=subscriptions.reject_reserved,
+        route_handlers=[fallback.stream_path_fallback],
     )
     bucket_routes = Router(
         path=BUCKET_PREFIX,
@@ -70,19 +86,15 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             buckets.bucket_metadata,
             buckets.delete_bucket,
             buckets.list_streams,
-            bucket_streams.create_in_bucket,
-            bucket_streams.append_in_bucket,
-            bucket_streams.read_in_bucket,
-            bucket_streams.head_in_bucket,
-            bucket_streams.delete_in_bucket,
             snapshots.publish_snapshot,
             snapshots.latest_snapshot,
             snapshots.read_snapshot,
             snapshots.delete_snapshot,
             bootstrap.bootstrap,
+            fallback.bucket_stream_fallback,
         ],
     )
-    app = Litestar(
+    app = DsApp(
         route_handlers=[
             health.healthz,
             subscriptions.router(STREAM_PREFIX),
@@ -104,19 +116,23 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         debug=False,
     )
     app.state[STATE_KEY] = ctx
+    app.front = _front_stack(app, ctx)
     return app
 
 
-def asgi_app(app: Litestar) -> object:
-    """The ASGI callable to serve: the app wrapped in authorization and security headers.
-
-    Authorization wraps the app only with ``DS_AUTH__MODE=gateway``; security
-    headers wrap everything, so 401/403 answers carry them too.
+def _front_stack(app: DsApp, ctx: ServerContext) -> ASGIApp:
+    """Stream operations first; gateway authorization (when enabled) outside them;
+    security headers outermost, so every answer, 401/403 included, carries them.
     """
-    settings = app.state[STATE_KEY].settings
-    inner: ASGIApp = app
+    settings = ctx.settings
+    inner: ASGIApp = StreamDispatcher(app._litestar, ctx)
     if settings.auth.mode == "gateway":
         inner = gateway_auth(
-            app, stream_prefix=STREAM_PREFIX, scope_claim=settings.auth.scope_claim
+            inner, stream_prefix=STREAM_PREFIX, scope_claim=settings.auth.scope_claim
         )
     return security_headers(inner)
+
+
+def asgi_app(app: DsApp) -> DsApp:
+    """The ASGI callable to serve: the app itself, whose front stack is built in."""
+    return app

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
     app = create_app(settings)
     config = uvicorn.Config(
-        asgi_app(app),  # type: ignore[arg-type]
+        asgi_app(app),
         host=host,
         port=port,
         loop="uvloop",

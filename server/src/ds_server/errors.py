@@ -67,9 +67,15 @@ def text_response(status: int, reason: str, headers: dict[str, str] | None = Non
     )
 
 
+def describe(error: e.StoreError | BadRequest) -> tuple[int, str, dict[str, str]]:
+    """Status, short reason and extra headers of a domain or request error."""
+    if isinstance(error, BadRequest):
+        return 400, str(error), {}
+    return _STATUS.get(type(error), 400), error.reason, _extra_headers(error)
+
+
 def _store_error(_: AnyRequest, error: e.StoreError) -> Response[str]:
-    status = _STATUS.get(type(error), 400)
-    return text_response(status, error.reason, _extra_headers(error))
+    return text_response(*describe(error))
 
 
 def _bad_request(_: AnyRequest, error: BadRequest) -> Response[str]:
@@ -92,4 +98,4 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     Exception: _unexpected,
 }
 
-__all__: list[str] = ["EXCEPTION_HANDLERS", "text_response"]
+__all__: list[str] = ["EXCEPTION_HANDLERS", "describe", "text_response"]

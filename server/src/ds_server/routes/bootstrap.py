@@ -34,7 +34,9 @@ EMPTY_SNAPSHOT_TYPE = "application/octet-stream"
 async def bootstrap(request: AnyRequest, bucket: FromPath[str], stream: FromPath[str]) -> Stream:
     """Snapshot (or an empty part) first, then one part per retained message."""
     name = await bucket_stream(request, bucket, stream)
-    if "live" in parse_qs(request.scope["query_string"].decode("latin-1")):
+    # Any ``live`` parameter, even an empty one, asks for what /bootstrap never does.
+    query = parse_qs(request.scope["query_string"].decode("latin-1"), keep_blank_values=True)
+    if "live" in query:
         raise BadRequest(
             "/bootstrap is one-shot: continue with a live read from Stream-Next-Offset"
         )

@@ -5,39 +5,28 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from litestar import Response, get
-from litestar.params import FromPath
-from litestar.response import Stream
-
 from ds_server.protocol import headers as h
 from ds_server.protocol.cursor import next_cursor
 from ds_server.protocol.etag import matches, read_etag
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import Sentinel, format_offset
 from ds_server.protocol.sse import uses_base64
-from ds_server.routes._context import AnyRequest, context
-from ds_server.routes._request import parse_read_query, stream_path
-from ds_server.routes._responses import no_content
+from ds_server.routes._http import Reply
+from ds_server.routes._request import parse_read_query
 from ds_server.routes._sse import sse_events
 
 if TYPE_CHECKING:
     from ds_server.routes._context import ServerContext
+    from ds_server.routes._http import HttpRequest
     from ds_server.stores.base import ReadResult
 
 
 CATCH_UP_CACHE = "public, max-age=60, stale-while-revalidate=300"
 
 
-@get("/{path:path}")
-async def read_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes] | Stream:
-    """Serve a read in the mode the query asks for."""
-    return await read(request, stream_path(path))
-
-
-async def read(request: AnyRequest, name: str) -> Response[bytes] | Stream:
+async def read(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     """GET on a stream of either surface: catch-up, long-poll or SSE."""
-    ctx = context(request)
-    query = parse_read_query(request.scope["query_string"])
+    query = parse_read_query(request.query_string)
     offset = Sentinel.BEGINNING if query.offset is None else query.offset
     if query.live == "sse":
         return await _sse(ctx, name, offset, query.cursor)
@@ -47,7 +36,7 @@ async def read(request: AnyRequest, name: str) -> Response[bytes] | Stream:
     headers = _read_headers(result)
     if offset is Sentinel.NOW:
         headers[h.CACHE_CONTROL] = "no-store"
-        return Response(content=_body(result), status_code=200, headers=headers)
+        return Reply(200, headers, _body(result))
     etag = read_etag(
         result.info.stream_id,
         format_offset(result.start),
@@ -57,13 +46,13 @@ async def read(request: AnyRequest, name: str) -> Response[bytes] | Stream:
     headers[h.ETAG] = etag
     headers[h.CACHE_CONTROL] = CATCH_UP_CACHE
     if matches(request.headers.get(h.IF_NONE_MATCH), etag):
-        return Response(content=b"", status_code=304, headers={h.ETAG: etag})
-    return Response(content=_body(result), status_code=200, headers=headers)
+        return Reply(304, {h.ETAG: etag})
+    return Reply(200, headers, _body(result))
 
 
 async def _long_poll(
     ctx: ServerContext, name: str, offset: int | Sentinel, cursor: str | None
-) -> Response[bytes]:
+) -> Reply:
     chunk = ctx.settings.server.read_chunk_bytes
     deadline = time.monotonic() + ctx.settings.server.long_poll_timeout_secs
     position: int | Sentinel = offset
@@ -73,7 +62,7 @@ async def _long_poll(
         if result.chunks:
             headers = _read_headers(result)
             headers[h.STREAM_CURSOR] = next_cursor(cursor)
-            return Response(content=_body(result), status_code=200, headers=headers)
+            return Reply(200, headers, _body(result))
         # Waiting from "now" means waiting from the tail as it is now.
         position = result.next_offset
         remaining = deadline - time.monotonic()
@@ -81,11 +70,11 @@ async def _long_poll(
             headers = _read_headers(result)
             if not result.info.closed:
                 headers[h.STREAM_CURSOR] = next_cursor(cursor)
-            return no_content(headers)
+            return Reply(204, headers)
         await ctx.store.live.wait(changed, remaining)
 
 
-async def _sse(ctx: ServerContext, name: str, offset: int | Sentinel, cursor: str | None) -> Stream:
+async def _sse(ctx: ServerContext, name: str, offset: int | Sentinel, cursor: str | None) -> Reply:
     # Read once before answering so a missing stream or bad offset is a plain 4xx.
     first = await ctx.store.read(name, offset, ctx.settings.server.read_chunk_bytes)
     headers = {
@@ -98,7 +87,7 @@ async def _sse(ctx: ServerContext, name: str, offset: int | Sentinel, cursor: st
         headers[h.STREAM_SSE_DATA_ENCODING] = "base64"
     events = sse_events(ctx, name, first, cursor=cursor, base64_encoded=base64_encoded)
     headers[h.CONTENT_TYPE] = "text/event-stream"
-    return Stream(events, status_code=200, headers=headers)
+    return Reply(200, headers, stream=events)
 
 
 def _read_headers(result: ReadResult) -> dict[str, str]:

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from litestar import Response, delete, head, post, put
-from litestar.params import FromPath
-
 from ds_server.protocol import headers as h
 from ds_server.protocol.expiry import InvalidExpiryError, parse_expires_at, parse_ttl
 from ds_server.protocol.json_mode import InvalidJsonError, is_json_content_type, split_messages
 from ds_server.protocol.offsets import InvalidOffsetError, format_offset, parse_fork_offset
-from ds_server.routes._body import read_body
-from ds_server.routes._context import AnyRequest, context
+from ds_server.routes._http import Reply
 from ds_server.routes._request import BadRequest, producer_claim, stream_path, stream_seq
-from ds_server.routes._responses import metadata_headers, no_content, stream_location
+from ds_server.routes._responses import metadata_headers
 from ds_server.stores.base import (
     AppendOutcome,
     AppendRequest,
@@ -24,47 +20,26 @@ from ds_server.stores.base import (
 )
 
 if TYPE_CHECKING:
-    from litestar.datastructures import Headers
+    from collections.abc import Mapping
+
+    from ds_server.routes._context import ServerContext
+    from ds_server.routes._http import HttpRequest
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 # Stream-Forked-From may name the source on either surface; both share one namespace.
 SURFACE_PREFIXES = ("/v1/stream", "/ds")
 _SUB_OFFSET_HEADER = "stream-fork-sub-offset"
+_WRITER = h.WRITER_IDENTITY.lower()
 
 
-@put("/{path:path}", status_code=201)
-async def create_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
-    """Create a stream (201), or confirm an identical one (200); 409 on a different config."""
-    return await create(request, stream_path(path))
-
-
-@post("/{path:path}")
-async def append_to_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
-    """Append (and optionally close); 200 for a new idempotent-producer write, else 204."""
-    return await append(request, stream_path(path))
-
-
-@head("/{path:path}")
-async def stream_metadata(request: AnyRequest, path: FromPath[str]) -> Response[None]:
-    """Content type, tail offset, closure and expiry; never cached, never renews a TTL."""
-    return await metadata(request, stream_path(path))
-
-
-@delete("/{path:path}", status_code=200)
-async def delete_stream(request: AnyRequest, path: FromPath[str]) -> Response[bytes]:
-    """Delete a stream; forks keep reading what they inherited."""
-    return await remove(request, stream_path(path))
-
-
-async def create(request: AnyRequest, name: str) -> Response[bytes]:
+async def create(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     """PUT on a stream of either surface."""
-    ctx = context(request)
     headers = request.headers
     content_type = headers.get(h.CONTENT_TYPE)
     fork = _fork_spec(headers)
     if fork is None and not content_type:
         content_type = DEFAULT_CONTENT_TYPE
-    body = await read_body(request, ctx.settings.limits.max_stream_bytes)
+    body = await request.body(ctx.settings.limits.max_stream_bytes)
     messages = _split(body, content_type, allow_empty_array=True)
     result = await ctx.store.create(
         CreateRequest(
@@ -79,20 +54,19 @@ async def create(request: AnyRequest, name: str) -> Response[bytes]:
     response_headers = metadata_headers(result.info)
     status = 201 if result.created else 200
     if result.created:
-        response_headers[h.LOCATION] = stream_location(request)
+        response_headers[h.LOCATION] = request.url()
     if result.created and messages:
         ctx.events.data_arrived(name)
-    return Response(content=b"", status_code=status, headers=response_headers)
+    return Reply(status, response_headers)
 
 
-async def append(request: AnyRequest, name: str) -> Response[bytes]:
+async def append(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     """POST on a stream of either surface."""
-    ctx = context(request)
     headers = request.headers
     claim = producer_claim(headers)
     close = h.is_true(headers.get(h.STREAM_CLOSED))
     seq = stream_seq(headers)
-    body = await read_body(request, ctx.settings.limits.max_stream_bytes)
+    body = await request.body(ctx.settings.limits.max_stream_bytes)
     if not body and not close:
         raise BadRequest("an append needs a body (or Stream-Closed: true)")
     content_type = headers.get(h.CONTENT_TYPE) if body else None
@@ -106,7 +80,7 @@ async def append(request: AnyRequest, name: str) -> Response[bytes]:
             messages=messages,
             close=close,
             stream_seq=seq,
-            writer=headers.get(h.WRITER_IDENTITY, ""),
+            writer=headers.get(_WRITER) or "",
             producer=claim,
         )
     )
@@ -121,26 +95,23 @@ async def append(request: AnyRequest, name: str) -> Response[bytes]:
     if result.outcome is AppendOutcome.APPENDED:
         ctx.events.data_arrived(name)
         if claim is not None:
-            return Response(content=b"", status_code=200, headers=response_headers)
-    return no_content(response_headers)
+            return Reply(200, response_headers)
+    return Reply(204, response_headers)
 
 
-async def metadata(request: AnyRequest, name: str) -> Response[None]:
+async def metadata(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     """HEAD on a stream of either surface."""
-    info = await context(request).store.head(name)
+    info = await ctx.store.head(name)
     response_headers = metadata_headers(info)
     response_headers[h.CACHE_CONTROL] = "no-store"
-    # An empty body (not None, which Litestar would serialise as "null") keeps
-    # Content-Length at 0.
-    return Response(content=b"", status_code=200, headers=response_headers)  # type: ignore[arg-type]
+    return Reply(200, response_headers)
 
 
-async def remove(request: AnyRequest, name: str) -> Response[bytes]:
+async def remove(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     """DELETE on a stream of either surface."""
-    ctx = context(request)
     await ctx.store.delete(name)
     ctx.events.stream_deleted(name)
-    return no_content({})
+    return Reply(204)
 
 
 def _split(body: bytes, content_type: str | None, *, allow_empty_array: bool) -> tuple[bytes, ...]:
@@ -154,7 +125,7 @@ def _split(body: bytes, content_type: str | None, *, allow_empty_array: bool) ->
     return (body,)
 
 
-def _expiry(headers: Headers) -> Expiry:
+def _expiry(headers: Mapping[str, str]) -> Expiry:
     ttl = headers.get(h.STREAM_TTL)
     expires_at = headers.get(h.STREAM_EXPIRES_AT)
     if ttl is not None and expires_at is not None:
@@ -169,7 +140,7 @@ def _expiry(headers: Headers) -> Expiry:
     return Expiry()
 
 
-def _fork_spec(headers: Headers) -> ForkSpec | None:
+def _fork_spec(headers: Mapping[str, str]) -> ForkSpec | None:
     source = headers.get(h.STREAM_FORKED_FROM)
     offset_text = headers.get(h.STREAM_FORK_OFFSET)
     sub_text = headers.get(_SUB_OFFSET_HEADER)

@@ -1,0 +1,95 @@
+"""The thin HTTP layer of the stream hot paths: a request view and a reply, straight on ASGI.
+
+Appends and reads are nearly all of the traffic; serving them without a
+framework's per-request machinery (routing tables, request objects,
+response classes, middleware stacks) is what lets one Python process keep
+up with the Node reference server. Everything else stays on Litestar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from ds_server.routes._request import BadRequest
+from ds_server.stores.errors import PayloadTooLarge
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from litestar.types import HTTPScope, Receive
+
+
+class Headers(dict[str, str]):
+    """Request headers by lower-cased name; ``get`` takes any case."""
+
+    __slots__ = ()
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        return dict.get(self, name.lower(), default)
+
+
+class HttpRequest:
+    """What the stream operations read from a request: method, headers, query, body."""
+
+    __slots__ = ("_receive", "headers", "method", "query_string", "scope")
+
+    def __init__(self, scope: HTTPScope, receive: Receive) -> None:
+        self.scope = scope
+        self.method: str = scope["method"]
+        self.query_string: bytes = scope["query_string"]
+        self._receive = receive
+        headers = Headers()
+        for raw_name, raw_value in scope["headers"]:
+            name = raw_name.decode("latin-1").lower()
+            # The first copy wins, as with most frameworks' get().
+            if name not in headers:
+                headers[name] = raw_value.decode("latin-1")
+        self.headers = headers
+
+    async def body(self, limit: int) -> bytes:
+        """The whole body; 413 as soon as it is known to exceed ``limit`` bytes."""
+        declared = self.headers.get("content-length")
+        if declared is not None:
+            if not declared.isascii() or not declared.isdigit():
+                raise BadRequest("malformed Content-Length")
+            if len(declared) > 18 or int(declared) > limit:
+                raise PayloadTooLarge(f"body exceeds {limit} bytes")
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            message = await self._receive()
+            if message["type"] != "http.request":
+                break  # the client went away
+            part = message.get("body", b"")
+            if part:
+                size += len(part)
+                if size > limit:
+                    raise PayloadTooLarge(f"body exceeds {limit} bytes")
+                parts.append(part)
+            if not message.get("more_body", False):
+                break
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def url(self) -> str:
+        """The absolute URL of the request (without query), percent-encoded as sent."""
+        scope = self.scope
+        raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
+        raw_path = raw_path.split(b"?", 1)[0]  # some servers leave the query on raw_path
+        path = quote(raw_path.decode("latin-1"), safe="/%:@!$&'()*+,;=-._~")
+        host = self.headers.get("host")
+        if host is None:
+            server = scope.get("server") or ("localhost", 80)
+            host = f"{server[0]}:{server[1]}"
+        return f"{scope.get('scheme', 'http')}://{host}{path}"
+
+
+@dataclass(slots=True)
+class Reply:
+    """A response: status, headers, and a body that is bytes or an async stream of chunks."""
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    stream: AsyncIterator[bytes] | None = None
