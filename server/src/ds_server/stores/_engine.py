@@ -205,6 +205,8 @@ class LogStore(Store):
                 fork_requested_offset=request.fork.offset if request.fork else None,
                 fork_sub_offset=request.fork.sub_offset if request.fork else 0,
                 closed=request.closed,
+                # The source's bytes before its snapshot may be gone: so are the fork's.
+                earliest_offset=base.state.earliest_offset if base else 0,
             )
             await self._persistence.create(state, request.messages)
             if base is not None:
@@ -216,12 +218,17 @@ class LogStore(Store):
 
     async def append(self, request: AppendRequest) -> AppendResult:
         entry = await self._lookup(request.path, touch=True)
-        # The locked part runs to its end even if this request is cancelled (its
-        # client left): a write, once handed to the backend, is also applied to
-        # the state before the next one is decided, so the two never disagree.
-        write = asyncio.ensure_future(self._write(entry, request))
-        write.add_done_callback(_retrieve)
-        decision, pending, written_tail = await asyncio.shield(write)
+        if self._persistence.inline and not entry.lock.locked():
+            # Nothing here can suspend: the lock is free and the backend stores
+            # without awaiting, so cancellation cannot cut the write in half.
+            decision, pending, written_tail = await self._write(entry, request)
+        else:
+            # The locked part runs to its end even if this request is cancelled
+            # (its client left): a write, once handed to the backend, is also
+            # applied to the state before the next one is decided.
+            write = asyncio.ensure_future(self._write(entry, request))
+            write.add_done_callback(_retrieve)
+            decision, pending, written_tail = await asyncio.shield(write)
         state = entry.state
         if pending is not None:
             # Acknowledge only what is durable, duplicates included. The write

@@ -178,13 +178,28 @@ class ExtendedLogStore(LogStore):
         return self._snapshot_locks.setdefault(entry.state.stream_id, asyncio.Lock())
 
     async def _reclaim(self, entry: _Entry, earliest: int) -> None:
-        """Free the bytes before ``earliest`` that no fork of the stream still inherits."""
-        inherited = [
-            child.state.fork_offset for child in self._entries.values() if child.base is entry
-        ]
-        before = min([earliest, *inherited])
+        """Free the bytes before ``earliest`` that no fork of the stream still reads."""
+        before = min(earliest, self._read_by_forks_from(entry))
         try:
             await self._persistence.reclaim_before(entry.state.stream_id, before)
         except Exception:
             # Space only: reads below the earliest offset are refused either way.
             log.exception("reclaiming space before offset %d failed", before)
+
+    def _read_by_forks_from(self, entry: _Entry) -> int:
+        """The lowest offset of ``entry``'s bytes that its forks, at any depth, may still read.
+
+        A fork reads its source's bytes from its own earliest offset up to its
+        fork offset, and a fork of that fork reads through both.
+        """
+        forks: dict[_Entry, list[_Entry]] = {}
+        for other in self._entries.values():
+            if other.base is not None:
+                forks.setdefault(other.base, []).append(other)
+        lowest = entry.state.tail
+        pending = list(forks.get(entry, ()))
+        while pending:
+            fork = pending.pop()
+            lowest = min(lowest, fork.state.earliest_offset)
+            pending.extend(forks.get(fork, ()))
+        return lowest

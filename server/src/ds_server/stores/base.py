@@ -62,7 +62,9 @@ class ProducerClaim:
     seq: int
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
+# Treat as immutable.
+@dataclass(slots=True)
 class AppendRequest:
     path: str
     # The request's Content-Type; None when the body is empty (close-only).
@@ -75,7 +77,9 @@ class AppendRequest:
     producer: ProducerClaim | None = None
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
+# Treat as immutable.
+@dataclass(slots=True)
 class StreamInfo:
     """A stream's metadata as of one moment."""
 
@@ -140,7 +144,9 @@ class AppendOutcome(enum.Enum):
     CLOSED = "closed"  # a close-only request (possibly a repeat)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
+# Treat as immutable.
+@dataclass(slots=True)
 class AppendResult:
     outcome: AppendOutcome
     info: StreamInfo
@@ -155,7 +161,9 @@ class CreateResult:
     info: StreamInfo
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
+# Treat as immutable.
+@dataclass(slots=True)
 class ReadResult:
     info: StreamInfo
     start: int

@@ -37,6 +37,8 @@ class _Log:
 class MemoryPersistence(Persistence):
     """Chunks in Python lists; a bounded total so a test server cannot eat the machine."""
 
+    inline = True
+
     def __init__(self, max_memory_bytes: int) -> None:
         self._logs: dict[str, _Log] = {}
         self._snapshots: dict[str, bytes] = {}
