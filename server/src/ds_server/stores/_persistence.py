@@ -97,9 +97,12 @@ class Persistence(abc.ABC):
     ) -> list[Chunk]:
         """Chunks overlapping ``[start, limit)``, in order, about ``max_bytes`` in all.
 
-        At least one chunk when any exists. Byte streams (``whole=False``)
-        are sliced to the range and to ``max_bytes``; JSON streams
-        (``whole=True``) return whole messages, ``start`` being a boundary.
+        At least one chunk when any exists; every chunk is cut to the range.
+        ``whole=False`` (byte reads) also cuts the last one at ``max_bytes``.
+        ``whole=True`` (JSON reads, and whole-append reads of byte streams)
+        never cuts a chunk for ``max_bytes``: each is a whole message or
+        append, except where ``start`` or ``limit`` falls inside one (a
+        fork's inherited range may end inside an append).
         """
 
     @abc.abstractmethod

@@ -1,0 +1,56 @@
+"""The file backends: an append-only log per stream plus a metadata catalog, on local disk.
+
+``file-durable`` acknowledges an append only once its bytes, and the
+producer state that guards them, are fsynced (concurrent appends share
+fsyncs). ``file-fast`` writes the same files without fsync: it survives a
+killed process, not a power cut. See ``_file/persistence.py`` for the layout.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from ds_server.stores._extended import ExtendedLogStore
+from ds_server.stores._file import FilePersistence
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Self
+
+    from ds_server.live import LiveNotifier
+    from ds_server.settings import Settings
+
+MAX_OPEN_FILES = 512
+
+
+class FileDurableStore(ExtendedLogStore):
+    """Streams in ``{data_dir}/files``; an append is acknowledged once it is on disk."""
+
+    durable: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        live: LiveNotifier,
+        *,
+        data_dir: Path,
+        max_stream_bytes: int,
+        max_open_files: int = MAX_OPEN_FILES,
+    ) -> None:
+        self.persistence = FilePersistence(
+            data_dir / "files", durable=self.durable, max_open_files=max_open_files
+        )
+        super().__init__(live, self.persistence, max_stream_bytes=max_stream_bytes)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
+        return cls(
+            live,
+            data_dir=settings.storage.data_dir,
+            max_stream_bytes=settings.limits.max_stream_bytes,
+        )
+
+
+class FileFastStore(FileDurableStore):
+    """The same files without fsync: fast, and safe against a killed process only."""
+
+    durable: ClassVar[bool] = False

@@ -1,0 +1,41 @@
+"""The SQLite backend: ACID and crash-safe, in one database file under the data directory.
+
+Every acknowledged write is committed with ``synchronous=FULL`` in WAL mode;
+concurrent appends share a transaction and its fsync (group commit). See
+``stores/_sqlite`` for the schema, the writer thread and space reclaim.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ds_server.stores._extended import ExtendedLogStore
+from ds_server.stores._sqlite import SqlitePersistence
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Self
+
+    from ds_server.live import LiveNotifier
+    from ds_server.settings import Settings
+
+DB_FILE = "sqlite/streams.db"
+
+
+class SqliteStore(ExtendedLogStore):
+    """Streams in ``{data_dir}/sqlite/streams.db``; survive restarts and kill -9."""
+
+    def __init__(
+        self, live: LiveNotifier, path: Path, *, max_stream_bytes: int, max_db_bytes: int = 0
+    ) -> None:
+        self.persistence = SqlitePersistence(path, max_db_bytes=max_db_bytes)
+        super().__init__(live, self.persistence, max_stream_bytes=max_stream_bytes)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
+        return cls(
+            live,
+            settings.storage.data_dir / DB_FILE,
+            max_stream_bytes=settings.limits.max_stream_bytes,
+            max_db_bytes=settings.storage.sqlite_max_db_bytes,
+        )
