@@ -8,9 +8,9 @@ TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 VENV := .venv
 PY := $(VENV)/bin/python
-CONFORMANCE_BACKENDS ?= memory
+CONFORMANCE_BACKENDS ?= memory sqlite file-durable file-fast
 
-.PHONY: help setup dev dev-server test lint typecheck unit conformance docs fmt clean bench bench-storage
+.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance docs fmt clean bench bench-storage bench-extensions
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -19,10 +19,10 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml proxy/pyproject.toml
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml proxy/pyproject.toml client/pyproject.toml
 	$(UV) sync --locked --inexact --all-groups --quiet
 	@# Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
-	@$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src > /dev/null || true
+	@$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src > /dev/null || true
 	@touch $@
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
@@ -49,14 +49,34 @@ typecheck: $(VENV)/.synced ## mypy --strict on the sources
 unit: $(VENV)/.synced ## pytest: unit, store contract, HTTP and gateway (real Envoy) tests
 	$(VENV)/bin/pytest -q
 
+extensions: $(VENV)/.synced ## The /ds extension suite against a real ds-server, every backend
+	$(VENV)/bin/pytest -q server/tests/extensions
+
 conformance: setup ## The official conformance suite against a real ds-server, per backend
 	$(PY) server/tests/conformance/run.py $(CONFORMANCE_BACKENDS)
 
 docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict)
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
+bench/node/node_modules/.installed: bench/node/package.json bench/node/package-lock.json
+	cd bench/node && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
+BENCH_ARGS ?=
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+bench: $(VENV)/.synced bench/node/node_modules/.installed ## ds-server vs the Node reference server, all scenarios (not part of `make test`)
+	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
+	@# Fresh bytecode, so the many server starts don't each recompile the sources.
+	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
+	$(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
+
 bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput per backend, start-up time
 	$(VENV)/bin/ds-bench storage
+
+bench-extensions: $(VENV)/.synced ## Server RSS while bootstrapping a 1 GiB stream; space a snapshot frees
+	$(VENV)/bin/ds-bench extensions
 
 fmt: $(VENV)/.synced ## Format and auto-fix
 	$(VENV)/bin/ruff format .

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ds_server.stores import _rules
@@ -150,13 +151,11 @@ class ExtendedLogStore(LogStore):
             if not await self._is_boundary(entry, offset):
                 raise InvalidOffset("snapshot offset is not a message boundary")
             snapshot = SnapshotInfo(offset, content_type, len(data), _rules.now())
-            previous = (state.snapshot, state.earliest_offset)
+            # Readers switch to the new snapshot only once it is durable.
+            await self._persistence.save_snapshot(
+                replace(state, snapshot=snapshot, earliest_offset=offset), data
+            )
             state.snapshot, state.earliest_offset = snapshot, offset
-            try:
-                await self._persistence.save_snapshot(state, data)
-            except BaseException:
-                state.snapshot, state.earliest_offset = previous
-                raise
             await self._reclaim(entry, offset)
         return snapshot
 
