@@ -293,15 +293,23 @@ class LogStore(Store):
         return await self._read_from(entry, info, start, max_bytes, whole=entry.state.is_json)
 
     async def _read_from(
-        self, entry: _Entry, info: StreamInfo, start: int, max_bytes: int, *, whole: bool
+        self,
+        entry: _Entry,
+        info: StreamInfo,
+        start: int,
+        max_bytes: int,
+        *,
+        whole: bool,
+        retained: bool = False,
     ) -> ReadResult:
+        """Read from ``start``; ``retained`` readers hold data below the earliest offset."""
         state = entry.state
-        if start < state.earliest_offset:
+        if start < state.earliest_offset and not retained:
             raise OffsetGone()
         if start > entry.visible_tail or (whole and not await self._is_boundary(entry, start)):
             raise InvalidOffset()
         chunks = await self._collect(entry, start, entry.visible_tail, max_bytes, whole=whole)
-        if start < state.earliest_offset:
+        if start < state.earliest_offset and not retained:
             raise OffsetGone()  # a snapshot moved retention while we were reading
         next_offset = chunks[-1].start + len(chunks[-1].data) if chunks else start
         return ReadResult(

@@ -20,6 +20,7 @@ from ds_server.stores._engine import LogStore
 from ds_server.stores.base import (
     BucketInfo,
     ReadResult,
+    Retention,
     SnapshotInfo,
     StreamListing,
     StreamSummary,
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ds_server")
 
+# A bootstrap still running after this long no longer holds space back.
+RETENTION_HOLD_SECS = 3600.0
+
 
 class ExtendedLogStore(LogStore):
     """The engine plus the /ds extensions; every backend's store derives from it."""
@@ -52,6 +56,7 @@ class ExtendedLogStore(LogStore):
         super().__init__(live, persistence, max_stream_bytes=max_stream_bytes)
         self._buckets: dict[str, float] = {}
         self._snapshot_locks: dict[str, asyncio.Lock] = {}
+        self._retentions: dict[str, list[Retention]] = {}
 
     async def start(self) -> None:
         self._buckets = dict(await self._persistence.load_buckets())
@@ -59,9 +64,34 @@ class ExtendedLogStore(LogStore):
 
     # -- whole-message reads ---------------------------------------------------
 
-    async def read_messages(self, path: str, start: int, max_bytes: int) -> ReadResult:
+    async def read_messages(
+        self, path: str, start: int, max_bytes: int, *, retention: Retention | None = None
+    ) -> ReadResult:
         entry = await self._lookup(path, touch=True)
-        return await self._read_from(entry, entry.info(), start, max_bytes, whole=True)
+        retained = retention is not None and retention.holds(entry.state.stream_id, start)
+        return await self._read_from(
+            entry, entry.info(), start, max_bytes, whole=True, retained=retained
+        )
+
+    async def retain(self, path: str, start: int) -> Retention:
+        entry = await self._lookup(path, touch=False)
+        retention = Retention(entry.state.stream_id, start, _rules.now())
+        self._retentions.setdefault(retention.stream_id, []).append(retention)
+        return retention
+
+    async def release(self, retention: Retention) -> None:
+        held = self._retentions.get(retention.stream_id, [])
+        if retention in held:
+            held.remove(retention)
+        if not held:
+            self._retentions.pop(retention.stream_id, None)
+            # Space a publish could not reclaim while this reader held it.
+            entry = next(
+                (e for e in self._entries.values() if e.state.stream_id == retention.stream_id),
+                None,
+            )
+            if entry is not None and entry.state.earliest_offset > retention.start:
+                await self._reclaim(entry, entry.state.earliest_offset)
 
     # -- buckets ---------------------------------------------------------------
 
@@ -178,12 +208,22 @@ class ExtendedLogStore(LogStore):
 
     async def _reclaim(self, entry: _Entry, earliest: int) -> None:
         """Free the bytes before ``earliest`` that no fork of the stream still reads."""
-        before = min(earliest, self._read_by_forks_from(entry))
+        before = min(earliest, self._read_by_forks_from(entry), self._retained_from(entry))
         try:
             await self._persistence.reclaim_before(entry.state.stream_id, before)
         except Exception:
             # Space only: reads below the earliest offset are refused either way.
             log.exception("reclaiming space before offset %d failed", before)
+
+    def _retained_from(self, entry: _Entry) -> int:
+        """The lowest offset a running bootstrap of the stream still reads from."""
+        moment = _rules.now()
+        held = [
+            retention.start
+            for retention in self._retentions.get(entry.state.stream_id, ())
+            if moment - retention.since < RETENTION_HOLD_SECS
+        ]
+        return min(held, default=entry.state.tail)
 
     def _read_by_forks_from(self, entry: _Entry) -> int:
         """The lowest offset of ``entry``'s bytes that its forks, at any depth, may still read.

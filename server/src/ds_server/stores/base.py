@@ -109,6 +109,22 @@ class SnapshotInfo:
     created_at: float
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Retention:
+    """A reader's hold on a stream's data from ``start`` on (a running bootstrap).
+
+    While held, a snapshot does not free that data, and reads with the
+    hold may go on below the new earliest retained offset.
+    """
+
+    stream_id: str
+    start: int
+    since: float
+
+    def holds(self, stream_id: str, start: int) -> bool:
+        return stream_id == self.stream_id and start >= self.start
+
+
 @dataclass(frozen=True, slots=True)
 class BucketInfo:
     bucket_id: str
@@ -218,12 +234,23 @@ class Store(abc.ABC):
         """Delete a stream (forks keep reading the data they inherited)."""
 
     @abc.abstractmethod
-    async def read_messages(self, path: str, start: int, max_bytes: int) -> ReadResult:
+    async def read_messages(
+        self, path: str, start: int, max_bytes: int, *, retention: Retention | None = None
+    ) -> ReadResult:
         """Like :meth:`read` from a message boundary, but never splits a message.
 
         Byte streams' messages are their appends. Bootstrap uses this so its
-        parts are exactly the retained messages.
+        parts are exactly the retained messages; with its ``retention`` it
+        keeps reading even after a snapshot moved the earliest offset.
         """
+
+    @abc.abstractmethod
+    async def retain(self, path: str, start: int) -> Retention:
+        """Hold the stream's data from ``start`` on until :meth:`release`."""
+
+    @abc.abstractmethod
+    async def release(self, retention: Retention) -> None:
+        """End a hold; space a snapshot could not free meanwhile is freed now."""
 
     # -- buckets (the /ds surface) -------------------------------------------
 
