@@ -10,7 +10,7 @@ import httpx
 import pytest
 from ds_server.app import asgi_app, create_app
 from ds_server.auth import gateway_auth
-from ds_server.settings import AuthSection, Settings
+from ds_server.settings import AuthSection, Settings, StorageSection
 
 if TYPE_CHECKING:
     from litestar.types import Receive, Scope, Send
@@ -104,7 +104,10 @@ async def test_lifespan_passes_through() -> None:
 @pytest.mark.filterwarnings("ignore::litestar.exceptions.LitestarDeprecationWarning")
 @pytest.mark.parametrize(("mode", "status"), [("gateway", 401), ("off", 404)])
 async def test_server_wiring_follows_the_setting(mode: str, status: int) -> None:
-    settings = Settings(auth=AuthSection(mode=mode))  # type: ignore[arg-type]
+    settings = Settings(
+        auth=AuthSection(mode=mode),  # type: ignore[arg-type]
+        storage=StorageSection(mode="memory"),
+    )
     app = asgi_app(create_app(settings))
     transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
     async with httpx.AsyncClient(transport=transport, base_url="http://ds") as http:

@@ -41,7 +41,8 @@ class LimitsSection(BaseModel):
 
 
 class StorageSection(BaseModel):
-    mode: str = "memory"
+    # Durable by default: ACID SQLite under data_dir (docs/server.md says why).
+    mode: str = "sqlite"
     data_dir: Path = Path("./data/streams")
     # sqlite: the most the database file may grow to (0 = until the disk is full);
     # writes beyond get 507 with nothing written.

@@ -34,6 +34,8 @@ def make_settings(**sections: Any) -> Settings:
         name: field.get_default(call_default_factory=True)
         for name, field in Settings.model_fields.items()
     }
+    # In-process HTTP tests are about the protocol, not storage.
+    defaults["storage"] = StorageSection(mode="memory")
     return Settings(**{**defaults, **sections})
 
 

@@ -37,16 +37,21 @@ class ServerProcess:
         self.log_path: Path | None = None
 
     def start(self) -> None:
-        env = {**os.environ, **self._env, "DS_SERVER__HOST": "127.0.0.1"}
+        # Memory unless a test asks for a backend: the default (sqlite) would write
+        # into the working directory.
+        env = {**os.environ, "DS_STORAGE__MODE": "memory", **self._env}
+        env["DS_SERVER__HOST"] = "127.0.0.1"
         env["DS_SERVER__PORT"] = str(self.port)
         log = Path(os.environ.get("TMPDIR", "/tmp")) / f"ds-server-{self.port}.log"
         self.log_path = log
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "ds_server", "--log-level", "warning"],
-            env=env,
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
+        # The child keeps its own descriptor of the log; ours is closed at once.
+        with log.open("wb") as log_file:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "ds_server", "--log-level", "warning"],
+                env=env,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
         self._wait_ready()
 
     def _wait_ready(self) -> None:
