@@ -121,16 +121,17 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
 
 
 def _front_stack(app: DsApp, ctx: ServerContext) -> ASGIApp:
-    """Stream operations first; gateway authorization (when enabled) outside them;
-    security headers outermost, so every answer, 401/403 included, carries them.
+    """Gateway authorization (when enabled) outermost, then the stream dispatcher, then
+    Litestar. Every answer carries the security headers: the dispatcher and the
+    authorization layer add them to theirs, a middleware to Litestar's.
     """
     settings = ctx.settings
-    inner: ASGIApp = StreamDispatcher(app._litestar, ctx)
+    front: ASGIApp = StreamDispatcher(security_headers(app._litestar), ctx)
     if settings.auth.mode == "gateway":
-        inner = gateway_auth(
-            inner, stream_prefix=STREAM_PREFIX, scope_claim=settings.auth.scope_claim
+        front = gateway_auth(
+            front, stream_prefix=STREAM_PREFIX, scope_claim=settings.auth.scope_claim
         )
-    return security_headers(inner)
+    return front
 
 
 def asgi_app(app: DsApp) -> DsApp:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-_SECURITY_HEADERS = (
+SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
     (b"cross-origin-resource-policy", b"cross-origin"),
 )
@@ -24,7 +24,7 @@ def security_headers(app: ASGIApp) -> ASGIApp:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                headers.extend(_SECURITY_HEADERS)
+                headers.extend(SECURITY_HEADERS)
                 message["headers"] = headers
             await send(message)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 from ds_server.auth.access import required_access
 from ds_server.auth.identity import InvalidIdentity, identity_from_headers
 from ds_server.auth.scopes import MalformedScopes
+from ds_server.middleware import SECURITY_HEADERS
 
 if TYPE_CHECKING:
     from litestar.types import ASGIApp, HTTPScope, Receive, Scope, Send
@@ -75,6 +76,7 @@ async def _reply(send: Send, status: int, reason: str, *, challenge: bool = Fals
         (b"content-type", b"text/plain; charset=utf-8"),
         (b"content-length", str(len(body)).encode()),
         (b"cache-control", b"no-store"),
+        *SECURITY_HEADERS,
     ]
     if challenge:
         headers.append((b"www-authenticate", b'Bearer error="invalid_token"'))

@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, cast
 
 from ds_server.errors import describe
+from ds_server.middleware import SECURITY_HEADERS
 from ds_server.protocol import headers as h
 from ds_server.routes import reads, streams
 from ds_server.routes._http import HttpRequest, Reply
@@ -95,6 +96,7 @@ class StreamDispatcher:
             (name.lower().encode("latin-1"), value.encode("latin-1"))
             for name, value in reply.headers.items()
         ]
+        headers.extend(SECURITY_HEADERS)
         origin = request.headers.get("origin")
         if origin is not None and (self._any_origin or origin in self._origins):
             allowed = b"*" if self._any_origin else origin.encode("latin-1")
