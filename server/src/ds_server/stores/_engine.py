@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ds_server.protocol.offsets import Sentinel
@@ -246,9 +246,14 @@ class LogStore(Store):
                 producer_seq=echo.last_seq if echo else None,
             )
         claim = decision.producer
+        info = entry.info()
+        if info.tail != written_tail:
+            # Appends sharing a group commit may resume in any order: answer with
+            # this write's own end, not a later write's that is visible already.
+            info = replace(info, tail=written_tail)
         return AppendResult(
             outcome=decision.outcome,
-            info=entry.info(),
+            info=info,
             producer_epoch=claim.epoch if claim else None,
             producer_seq=claim.seq if claim else None,
         )
