@@ -1,0 +1,261 @@
+"""Results of a comparison: medians and ratios, as JSON and a Markdown table."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from ds_bench.model import IMPL_LABELS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ds_bench.compare import Run
+    from ds_bench.model import Impl, Metric, Scenario
+
+
+TIMES = "\N{MULTIPLICATION SIGN}"
+# Other processes' share of the machine above which a run is flagged as noisy.
+NOISY = 0.10
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One metric: the median of each server's samples, and their ratio."""
+
+    scenario: str
+    metric: Metric
+    ds: list[float]
+    node: list[float]
+
+    @property
+    def ds_median(self) -> float | None:
+        return statistics.median(self.ds) if self.ds else None
+
+    @property
+    def node_median(self) -> float | None:
+        return statistics.median(self.node) if self.node else None
+
+    @property
+    def ratio(self) -> float | None:
+        """ds-server / Node, of the medians."""
+        ds, node = self.ds_median, self.node_median
+        if ds is None or node is None or node == 0:
+            return None
+        return ds / node
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the target holds: >= 1 for throughput, <= 1 otherwise (and any bound)."""
+        ratio = self.ratio
+        if ratio is None:
+            return None
+        ok = ratio >= 1.0 if self.metric.higher_is_better else ratio <= 1.0
+        bound = self.metric.absolute_max
+        if bound is not None and self.ds_median is not None:
+            ok = ok and self.ds_median < bound
+        return ok
+
+    @property
+    def target(self) -> str:
+        text = f"≥ 1.0{TIMES}" if self.metric.higher_is_better else f"≤ 1.0{TIMES}"
+        if self.metric.absolute_max is not None:
+            text += f", < {self.metric.absolute_max:g} {self.metric.unit}"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class CpuRow:
+    """Median CPU shares of one scenario against one server, as fractions of the machine."""
+
+    scenario: str
+    impl: Impl
+    generator: float
+    server: float
+    background: float
+
+
+def summarize(scenarios: list[Scenario], runs: list[Run]) -> list[Row]:
+    """One row per metric, in scenario order."""
+    rows = []
+    for scenario in scenarios:
+        for metric in scenario.metrics:
+            samples: dict[Impl, list[float]] = {"ds": [], "node": []}
+            for run in runs:
+                if run.scenario == scenario.name and run.sample is not None:
+                    samples[run.impl].append(run.sample.values[metric.key])
+            rows.append(Row(scenario.name, metric, samples["ds"], samples["node"]))
+    return rows
+
+
+def cpu_shares(scenarios: list[Scenario], runs: list[Run], cores: int) -> list[CpuRow]:
+    """Load generator and server CPU per scenario and server: cpu time / wall time / cores."""
+    rows = []
+    for scenario in scenarios:
+        for impl in ("ds", "node"):
+            gen, srv, other = [], [], []
+            for run in runs:
+                if run.scenario == scenario.name and run.impl == impl and run.sample:
+                    wall = run.sample.generator.wall_s * cores
+                    gen.append(run.sample.generator.cpu_s / wall)
+                    srv.append(run.sample.server_cpu_s / wall)
+                    other.append(run.background)
+            if gen:
+                rows.append(
+                    CpuRow(
+                        scenario.name,
+                        impl,
+                        statistics.median(gen),
+                        statistics.median(srv),
+                        statistics.median(other),
+                    )
+                )
+    return rows
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def markdown(rows: list[Row], cpu: list[CpuRow], meta: dict[str, object]) -> str:
+    """The results table, the CPU table, and a line on what ran where."""
+    lines = [
+        f"Medians of {meta['repetitions']} interleaved repetitions"
+        f"{' (quick sizes)' if meta.get('quick') else ''}, {meta['timestamp']}; "
+        f"{meta['cores']} {TIMES} {meta['cpu']}; ds-server `{meta['ds_server_revision']}` "
+        f"(durable backend `{meta['durable_backend']}`), "
+        f"@durable-streams/server {meta['node_server']} on Node {meta['node']}; "
+        f"fan-out writer at {meta.get('fanout_rate', '?')} msg/s.",
+        "",
+        "| scenario | metric | unit | ds-server | Node | ds/Node | target | met |",
+        "|---|---|---|---:|---:|---:|---|---|",
+    ]
+    for row in rows:
+        ratio = "—" if row.ratio is None else f"{row.ratio:.2f}{TIMES}"
+        met = {True: "yes", False: "**no**", None: "—"}[row.met]
+        lines.append(
+            f"| {row.scenario} | {row.metric.label} | {row.metric.unit} | "
+            f"{_num(row.ds_median)} | {_num(row.node_median)} | {ratio} | {row.target} | {met} |"
+        )
+    lines += [
+        "",
+        "CPU used during the measurement, as a share of the whole machine "
+        f"({meta['cores']} cores = 100 %):",
+        "",
+        "| scenario | load generator (vs ds-server) | load generator (vs Node) "
+        "| ds-server | Node server | other processes (ds / Node runs) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    by_key = {(c.scenario, c.impl): c for c in cpu}
+    for scenario in dict.fromkeys(c.scenario for c in cpu):
+        ds, node = by_key.get((scenario, "ds")), by_key.get((scenario, "node"))
+        lines.append(
+            f"| {scenario} | {_pct(ds, 'generator')} | {_pct(node, 'generator')} "
+            f"| {_pct(ds, 'server')} | {_pct(node, 'server')} "
+            f"| {_pct(ds, 'background')} / {_pct(node, 'background')} |"
+        )
+    noisy = [c for c in cpu if c.background > NOISY]
+    if noisy:
+        worst = max(c.background for c in noisy)
+        lines += [
+            "",
+            f"**Caution:** other processes used up to {worst * 100:.0f} % of the machine "
+            "during some of these runs; their numbers are not clean.",
+        ]
+    failures = meta.get("failures")
+    if isinstance(failures, list) and failures:
+        lines += ["", "Failed runs (left out of the medians):", ""]
+        lines += [f"- {failure}" for failure in failures]
+    return "\n".join(lines) + "\n"
+
+
+def _pct(row: CpuRow | None, which: str) -> str:
+    if row is None:
+        return "—"
+    share = {"generator": row.generator, "server": row.server, "background": row.background}
+    return f"{share[which] * 100:.0f} %"
+
+
+def to_json(rows: list[Row], cpu: list[CpuRow], runs: list[Run], meta: dict[str, object]) -> str:
+    """Everything: the run's description, every sample, the medians and ratios."""
+    payload = {
+        "kind": "compare",
+        "meta": meta,
+        "metrics": [
+            {
+                "scenario": row.scenario,
+                "key": row.metric.key,
+                "label": row.metric.label,
+                "unit": row.metric.unit,
+                "kind": row.metric.kind,
+                "ds_server": {"median": row.ds_median, "samples": row.ds},
+                "node": {"median": row.node_median, "samples": row.node},
+                "ratio": row.ratio,
+                "target": row.target,
+                "met": row.met,
+            }
+            for row in rows
+        ],
+        "cpu_share": [asdict(c) for c in cpu],
+        "runs": [
+            {
+                "scenario": run.scenario,
+                "server": IMPL_LABELS[run.impl],
+                "mode": run.server_mode,
+                "repetition": run.repetition,
+                "error": run.error,
+                "values": run.sample.values if run.sample else None,
+                "notes": run.sample.notes if run.sample else None,
+                "generator_cpu_s": run.sample.generator.cpu_s if run.sample else None,
+                "wall_s": run.sample.generator.wall_s if run.sample else None,
+                "server_cpu_s": run.sample.server_cpu_s if run.sample else None,
+                "background_share": run.background,
+            }
+            for run in runs
+        ],
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+def write(
+    out_dir: Path,
+    stamp: str,
+    rows: list[Row],
+    cpu: list[CpuRow],
+    runs: list[Run],
+    meta: dict[str, object],
+) -> tuple[Path, Path]:
+    """``<stamp>.json`` and ``<stamp>.md`` in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / f"{stamp}.json"
+    md_path = out_dir / f"{stamp}.md"
+    json_path.write_text(to_json(rows, cpu, runs, meta) + "\n")
+    md_path.write_text(markdown(rows, cpu, meta))
+    return json_path, md_path
+
+
+DOCS_START = "<!-- results:start -->"
+DOCS_END = "<!-- results:end -->"
+
+
+def update_docs(page: Path, table: str, chart: Path, source: str) -> None:
+    """Replace the results block of ``page`` with ``table`` and the chart (copied next to it)."""
+    image = page.parent / "benchmarks.png"
+    image.write_bytes(chart.read_bytes())
+    block = (
+        f"{DOCS_START}\n{table}\n![ds-server relative to the Node reference]({image.name})\n\n"
+        f"Raw results: `{source}`.\n{DOCS_END}"
+    )
+    text = page.read_text()
+    start, end = text.find(DOCS_START), text.find(DOCS_END)
+    if start < 0 or end < 0:
+        raise RuntimeError(f"{page} has no {DOCS_START} … {DOCS_END} block")
+    page.write_text(text[:start] + block + text[end + len(DOCS_END) :])
