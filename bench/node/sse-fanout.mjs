@@ -42,7 +42,7 @@ function usage() {
 const RECORD = /#(\d{8}):(\d{19});/g
 const CARRY = 29 // one record header minus a byte
 
-function connect(path, expect, onRecord) {
+function connect(path, onRecord) {
   return new Promise((resolve, reject) => {
     const sock = net.connect({ host: target.hostname, port: Number(target.port) })
     sock.setNoDelay(true)
@@ -116,7 +116,7 @@ async function subscribe() {
   for (let i = 0; i < count; i += Number(values.wave)) {
     const wave = []
     for (let j = i; j < Math.min(count, i + Number(values.wave)); j++) {
-      wave.push(connect(path, expect, onRecord))
+      wave.push(connect(path, onRecord))
     }
     subs.push(...(await Promise.all(wave)))
   }

@@ -12,7 +12,9 @@ from ds_bench.report import (
     DOCS_START,
     Row,
     cpu_shares,
+    load,
     markdown,
+    ratio_text,
     summarize,
     to_json,
     update_docs,
@@ -81,6 +83,16 @@ def test_summarize_and_tables() -> None:
     payload = json.loads(to_json(rows, cpu, runs, meta))
     assert payload["metrics"][0]["ratio"] == pytest.approx(110 / 60)
     assert payload["runs"][-1]["error"] == "RuntimeError: boom"
+    # A results file renders back to the same table.
+    loaded = load(payload, {"rate": RATE, "p99": P99})
+    assert markdown(*loaded) == table
+
+
+def test_ratio_text_never_rounds_a_miss_to_one() -> None:
+    assert ratio_text(0.8834) == "0.88\N{MULTIPLICATION SIGN}"
+    assert ratio_text(0.997) == "0.997\N{MULTIPLICATION SIGN}"
+    assert ratio_text(1.0) == "1.00\N{MULTIPLICATION SIGN}"
+    assert ratio_text(None) == "—"
 
 
 def test_update_docs_replaces_only_the_block(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import matplotlib
 
-from ds_bench.report import TIMES
+from ds_bench.report import TIMES, ratio_text
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -34,7 +34,10 @@ def draw(rows: list[Row], path: Path, title: str) -> Path:
         better = "higher" if row.metric.higher_is_better else "lower"
         ax.barh(index + height / 2, 1.0, height, color=_NODE)
         ax.barh(index - height / 2, ratio, height, color=_MET if row.met else _MISSED)
-        ax.text(ratio * 1.04, index - height / 2, f"{ratio:.2f}{TIMES}", va="center", fontsize=8)
+        # Right of both the bar and the 1.0 line, so a label never crosses it.
+        ax.text(
+            max(ratio, 1.0) * 1.03, index - height / 2, ratio_text(ratio), va="center", fontsize=8
+        )
         ax.text(
             0.0,
             index,

@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +54,8 @@ class Run:
     error: str | None = None
     # Share of the machine other processes used meanwhile (see _machine).
     background: float = 0.0
+    # Runs made to get this one; earlier ones were disturbed by other processes.
+    attempts: int = 1
 
 
 def select(names: str) -> list[Scenario]:
@@ -164,7 +166,7 @@ def _run_clean(
         quiet.log(_describe(run, repetitions, time.perf_counter() - started))
         disturbed = run.background > options.max_background
         if not disturbed or not was_quiet or attempt >= options.retries or quiet.budget <= 0:
-            return run
+            return replace(run, attempts=attempt + 1)
         attempt += 1
         quiet.log(f"  other processes used {run.background * 100:.0f} % meanwhile; repeating")
 

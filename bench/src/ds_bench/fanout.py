@@ -41,8 +41,14 @@ def plan(options: Options) -> FanoutPlan:
     )
 
 
-def open_subscribers(url: str, count: int, processes: int, expect: int) -> list[Generator]:
-    """Start ``count`` SSE subscribers over ``processes`` processes; return once all are in."""
+def open_subscribers(
+    url: str, count: int, processes: int, expect: int, timeout: float = 300
+) -> list[Generator]:
+    """Start ``count`` SSE subscribers over ``processes`` processes; return once all are in.
+
+    Each process ends by itself once every subscriber has ``expect`` messages,
+    or after ``timeout`` seconds; with ``expect=0`` it holds until stdin closes.
+    """
     share, extra = divmod(count, processes)
     procs = []
     for index in range(processes):
@@ -59,7 +65,7 @@ def open_subscribers(url: str, count: int, processes: int, expect: int) -> list[
                     "--expect",
                     str(expect),
                     "--timeout",
-                    "300",
+                    str(timeout),
                 )
             )
         )
@@ -76,11 +82,14 @@ def open_subscribers(url: str, count: int, processes: int, expect: int) -> list[
 
 
 def run(server: ServerProcess, impl: Impl, options: Options) -> Sample:
+    """Subscribers connect first; then the writer appends at its rate; every delivery timed."""
     p = plan(options)
     url = f"{server.url}/v1/stream/fanout"
     httpx.put(url, headers={"Content-Type": "text/plain"}).raise_for_status()
     before = server.cpu_seconds()
-    subscribers = open_subscribers(url, p.subscribers, p.processes, p.messages)
+    # Deliveries still missing a minute after the last append count as lost.
+    patience = p.messages / p.rate + 60
+    subscribers = open_subscribers(url, p.subscribers, p.processes, p.messages, patience)
     try:
         return _deliver(server, p, url, subscribers, before)
     finally:
@@ -109,7 +118,7 @@ def _deliver(
     delivered = complete = dropped = 0
     last_ns = 0
     for proc in subscribers:
-        output, used = proc.finish(timeout=330, close_stdin=False)
+        output, used = proc.finish(timeout=p.messages / p.rate + 120, close_stdin=False)
         usage = usage.alongside(used)
         result = json.loads(output)
         latencies += result["latencies_ms"]
@@ -118,6 +127,12 @@ def _deliver(
         dropped += result["dropped"]
         last_ns = max(last_ns, int(result["last_ns"]))
     server_cpu = server.cpu_seconds() - before
+    expected = p.subscribers * p.messages
+    if delivered < expected:
+        raise RuntimeError(
+            f"fan-out lost deliveries: {delivered} of {expected}, "
+            f"{complete} of {p.subscribers} subscribers complete, {dropped} connections dropped"
+        )
     seconds = (last_ns - int(sent["start_ns"])) / 1e9
     return Sample(
         values={
@@ -128,10 +143,7 @@ def _deliver(
         generator=usage,
         server_cpu_s=server_cpu,
         notes={
-            "expected": p.subscribers * p.messages,
-            "delivered": delivered,
-            "complete_subscribers": complete,
-            "dropped_connections": dropped,
+            "deliveries": delivered,
             "append_p50_ms": statistics.median(sent["post_ms"]),
         },
     )
