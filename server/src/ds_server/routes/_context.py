@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from litestar import Request
 
+from ds_server.routes._sse import SharedFrames
+
 if TYPE_CHECKING:
     from ds_server.settings import Settings
     from ds_server.stores.base import Store
@@ -29,6 +31,13 @@ class ServerContext:
     # The URL prefix streams are mounted under, e.g. "/v1/stream".
     route_prefix: str = "/v1/stream"
     events: StreamEvents = field(default_factory=StreamEvents)
+    sse_frames: SharedFrames = field(default_factory=SharedFrames)
+
+
+def _shared_frames() -> SharedFrames:
+    from ds_server.routes._sse import SharedFrames
+
+    return SharedFrames()
 
 
 STATE_KEY = "ds_context"

@@ -12,6 +12,7 @@ from ds_server.protocol.sse import KEEPALIVE, control_event, data_event
 from ds_server.stores.errors import StoreError
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import AsyncIterator
 
     from ds_server.routes._context import ServerContext
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 # A comment line this often keeps proxies from closing a quiet connection.
 _KEEPALIVE_SECS = 15.0
+# Streams with a shared frame at once; a full table simply starts over.
+_MAX_SHARED_FRAMES = 10_000
 
 
 async def sse_events(
@@ -36,22 +39,26 @@ async def sse_events(
     json_mode = is_json_content_type(first.info.content_type)
     live = ctx.store.live
     result = first
+    frame = _frame(result, cursor, json_mode=json_mode, base64_encoded=base64_encoded)
     while True:
-        if result.chunks:
-            payload = wrap_messages(result.chunks) if json_mode else b"".join(result.chunks)
-            yield data_event(payload, base64_encoded=base64_encoded) + _control(result, cursor)
-        else:
-            yield _control(result, cursor)
+        yield frame
         if result.at_closed_end:
             return
         position = result.next_offset
         while True:
             changed = live.changed_event(name)
+            shared = ctx.sse_frames.get(name, changed, position, base64_encoded)
+            if shared is not None and cursor is None:
+                result, frame = shared
+                break
             try:
                 result = await ctx.store.read(name, position, settings.read_chunk_bytes)
             except StoreError:
                 return  # deleted or expired while we were streaming
             if result.chunks or result.info.closed:
+                frame = _frame(result, cursor, json_mode=json_mode, base64_encoded=base64_encoded)
+                if cursor is None:
+                    ctx.sse_frames.put(name, changed, position, base64_encoded, result, frame)
                 break
             wait = _KEEPALIVE_SECS
             if deadline is not None:
@@ -61,6 +68,54 @@ async def sse_events(
                 wait = min(wait, remaining)
             if not await live.wait(changed, wait):
                 yield KEEPALIVE
+
+
+def _frame(
+    result: ReadResult, cursor: str | None, *, json_mode: bool, base64_encoded: bool
+) -> bytes:
+    """The data event (when there is data) and its control event."""
+    if not result.chunks:
+        return _control(result, cursor)
+    payload = wrap_messages(result.chunks) if json_mode else b"".join(result.chunks)
+    return data_event(payload, base64_encoded=base64_encoded) + _control(result, cursor)
+
+
+class SharedFrames:
+    """The latest SSE frame per stream, so many subscribers at one offset share one read.
+
+    An entry is keyed by the stream's wake-up event as it was when the read
+    was made: while that event has not fired, nothing changed, and the
+    frame is exactly what another read would produce.
+    """
+
+    def __init__(self) -> None:
+        self._frames: dict[str, tuple[asyncio.Event, int, bool, ReadResult, bytes]] = {}
+
+    def get(
+        self, name: str, changed: asyncio.Event, position: int, base64_encoded: bool
+    ) -> tuple[ReadResult, bytes] | None:
+        entry = self._frames.get(name)
+        if entry is None:
+            return None
+        event, at, encoded, result, frame = entry
+        if event is not changed or event.is_set() or at != position or encoded != base64_encoded:
+            return None
+        return result, frame
+
+    def put(
+        self,
+        name: str,
+        changed: asyncio.Event,
+        position: int,
+        base64_encoded: bool,
+        result: ReadResult,
+        frame: bytes,
+    ) -> None:
+        if changed.is_set():
+            return  # already out of date
+        if len(self._frames) >= _MAX_SHARED_FRAMES:
+            self._frames.clear()
+        self._frames[name] = (changed, position, base64_encoded, result, frame)
 
 
 def _control(result: ReadResult, cursor: str | None) -> bytes:
