@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> None:
         log_level=args.log_level,
         access_log=False,
         server_header=False,
+        # Nothing here reads the client address; the gateway forwards identity
+        # in its own headers, so skip uvicorn's X-Forwarded-For rewriting.
+        proxy_headers=False,
         # SSE and long-poll connections end on their own; don't wait long for them.
         timeout_graceful_shutdown=2,
     )
