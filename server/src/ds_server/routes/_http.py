@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from ds_server.routes._request import BadRequest
+from ds_server.routes._body import check_declared_length
 from ds_server.stores.errors import PayloadTooLarge
 
 if TYPE_CHECKING:
@@ -50,12 +50,7 @@ class HttpRequest:
 
     async def body(self, limit: int) -> bytes:
         """The whole body; 413 as soon as it is known to exceed ``limit`` bytes."""
-        declared = self.headers.get("content-length")
-        if declared is not None:
-            if not declared.isascii() or not declared.isdigit():
-                raise BadRequest("malformed Content-Length")
-            if len(declared) > 18 or int(declared) > limit:
-                raise PayloadTooLarge(f"body exceeds {limit} bytes")
+        check_declared_length(self.headers.get("content-length"), limit)
         parts: list[bytes] = []
         size = 0
         while True:
@@ -74,15 +69,18 @@ class HttpRequest:
 
     def url(self) -> str:
         """The absolute URL of the request (without query), percent-encoded as sent."""
-        scope = self.scope
-        raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
-        raw_path = raw_path.split(b"?", 1)[0]  # some servers leave the query on raw_path
-        path = quote(raw_path.decode("latin-1"), safe="/%:@!$&'()*+,;=-._~")
-        host = self.headers.get("host")
-        if host is None:
-            server = scope.get("server") or ("localhost", 80)
-            host = f"{server[0]}:{server[1]}"
-        return f"{scope.get('scheme', 'http')}://{host}{path}"
+        return absolute_url(self.scope, self.headers.get("host"))
+
+
+def absolute_url(scope: HTTPScope, host: str | None) -> str:
+    """The absolute URL of a request (without query), percent-encoded as the client sent it."""
+    raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
+    raw_path = raw_path.split(b"?", 1)[0]  # some servers leave the query on raw_path
+    path = quote(raw_path.decode("latin-1"), safe="/%:@!$&'()*+,;=-._~")
+    if host is None:
+        server = scope.get("server") or ("localhost", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}{path}"
 
 
 @dataclass(slots=True)

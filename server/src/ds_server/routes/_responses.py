@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 from litestar import Response
 
 from ds_server.protocol import headers as h
 from ds_server.protocol.expiry import format_expires_at
 from ds_server.protocol.offsets import format_offset
+from ds_server.routes._http import absolute_url
 
 if TYPE_CHECKING:
     from ds_server.routes._context import AnyRequest
@@ -35,10 +35,7 @@ def metadata_headers(info: StreamInfo) -> dict[str, str]:
 
 def stream_location(request: AnyRequest) -> str:
     """The absolute URL of the requested stream, percent-encoded as the client sent it."""
-    raw_path = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
-    raw_path = raw_path.split(b"?", 1)[0]  # some servers leave the query on raw_path
-    path = quote(raw_path.decode("latin-1"), safe="/%:@!$&'()*+,;=-._~")
-    return f"{request.base_url.scheme}://{request.base_url.netloc}{path}"
+    return absolute_url(request.scope, request.headers.get("host"))
 
 
 def no_content(headers: dict[str, str]) -> Response[bytes]:
