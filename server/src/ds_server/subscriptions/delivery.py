@@ -6,16 +6,21 @@ whether the wake being delivered is still current.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import httpx
 import msgspec
 
 from ds_server.subscriptions.signing import SIGNATURE_HEADER
 
 if TYPE_CHECKING:
+    import ssl
+    from collections.abc import Callable
+
+    import httpx
+
     from ds_server.subscriptions.signing import SigningKey
 
 DELIVERY_TIMEOUT_SECS = 30.0
@@ -31,11 +36,16 @@ class DeliveryResult:
 
 
 class WebhookSender:
-    """POSTs wake notifications, signed with the server's key."""
+    """POSTs wake notifications, signed with the server's key.
+
+    The HTTP client, its CA bundle and the key are made on the first delivery:
+    together they add ~10 MiB to a process, which a server without webhook
+    subscriptions never needs.
+    """
 
     def __init__(
         self,
-        key: SigningKey,
+        key: Callable[[], SigningKey],
         transport: httpx.AsyncBaseTransport | None = None,
         timeout_secs: float = DELIVERY_TIMEOUT_SECS,
     ) -> None:
@@ -43,17 +53,18 @@ class WebhookSender:
         self._transport = transport
         self._timeout = timeout_secs
         self._client: httpx.AsyncClient | None = None
-        # Loading the CA bundle takes ~0.1 s of CPU: do it now, not on the event loop.
-        self._tls = httpx.create_ssl_context()
 
     async def send(self, url: str, body: bytes) -> DeliveryResult:
         """POST ``body`` to ``url`` once; never raises for network or HTTP failures."""
+        client = await self._http()
         headers = {
             "content-type": "application/json",
-            SIGNATURE_HEADER: self._key.signature_header(body, int(time.time())),
+            SIGNATURE_HEADER: self._key().signature_header(body, int(time.time())),
         }
+        import httpx  # loaded by _http() already
+
         try:
-            async with self._http().stream("POST", url, content=body, headers=headers) as response:
+            async with client.stream("POST", url, content=body, headers=headers) as response:
                 answer = await _read_capped(response)
         except httpx.HTTPError as exc:
             return DeliveryResult(delivered=False, done=False, detail=f"{type(exc).__name__}")
@@ -63,15 +74,20 @@ class WebhookSender:
             )
         return DeliveryResult(delivered=True, done=_says_done(answer))
 
-    def _http(self) -> httpx.AsyncClient:
+    async def _http(self) -> httpx.AsyncClient:
         # Created on first use so it belongs to the serving event loop.
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                verify=self._tls,
-                timeout=self._timeout,
-                follow_redirects=False,
-            )
+            # Importing httpx and loading the CA bundle take ~0.2 s of CPU: off the loop.
+            tls = await asyncio.to_thread(_tls_context)
+            import httpx
+
+            if self._client is None:  # another delivery may have made it meanwhile
+                self._client = httpx.AsyncClient(
+                    transport=self._transport,
+                    verify=tls,
+                    timeout=self._timeout,
+                    follow_redirects=False,
+                )
         return self._client
 
     async def close(self) -> None:
@@ -79,6 +95,12 @@ class WebhookSender:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+def _tls_context() -> ssl.SSLContext:
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 async def _read_capped(response: httpx.Response) -> bytes:

@@ -47,9 +47,9 @@ class SubscriptionManager(StreamEvents):
         sender: WebhookSender | None = None,
     ) -> None:
         self.store = store
-        self.key = key or SigningKey.generate()
+        self._key = key
         self.tokens = tokens or CallbackTokens()
-        self._sender = sender or WebhookSender(self.key)
+        self._sender = sender or WebhookSender(lambda: self.key)
         self._tasks = TaskOwner()
         self.waker = Waker(store, self.tokens, self._sender, self._tasks)
         self._subs: dict[str, Subscription] = {}
@@ -58,6 +58,13 @@ class SubscriptionManager(StreamEvents):
         # Streams written since start, so a new pattern can adopt them at their
         # current tail (the store has no listing). Insertion-ordered set.
         self._written: dict[str, None] = {}
+
+    @property
+    def key(self) -> SigningKey:
+        """The webhook signing key, made when first needed (a subscription or the JWKS)."""
+        if self._key is None:
+            self._key = SigningKey.generate()
+        return self._key
 
     def get(self, sub_id: str) -> Subscription:
         """The subscription, or SubscriptionNotFound."""

@@ -15,11 +15,10 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 SIGNATURE_HEADER = "webhook-signature"
 ALGORITHM = "ed25519"
@@ -42,10 +41,16 @@ class SigningKey:
     @classmethod
     def generate(cls) -> SigningKey:
         """A fresh key pair; its kid is ``ds_`` + the RFC 7638 thumbprint."""
+        # Imported here: the crypto library adds ~6 MiB to every process, and
+        # only a server that signs webhooks needs it.
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         return cls.from_private_key(Ed25519PrivateKey.generate())
 
     @classmethod
     def from_private_key(cls, private_key: Ed25519PrivateKey) -> SigningKey:
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
         raw = private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         x = b64url(raw)
         # RFC 7638: required members only, sorted, no whitespace.
