@@ -787,7 +787,7 @@ async def test_pipelined_producer_appends_are_applied_in_order(store: Store) -> 
 
 
 async def _wakes(store: Store, path: str, change: object) -> bool:
-    event = store.live.changed_event(path)
+    event = store.live.next_change(path)
     waiter = asyncio.create_task(store.live.wait(event, 5.0))
     await asyncio.sleep(0)
     assert not waiter.done()
@@ -813,7 +813,7 @@ async def test_delete_wakes_a_waiter(store: Store) -> None:
 async def test_waiter_times_out_without_change(store: Store) -> None:
     await create(store, "s")
     await create(store, "other")
-    event = store.live.changed_event("s")
+    event = store.live.next_change("s")
     waiter = asyncio.create_task(store.live.wait(event, 0.05))
     await append(store, "other", b"x")
     assert await waiter is False

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
+from ds_server.live import IdleWait
 from ds_server.protocol.cursor import next_cursor
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import format_offset
@@ -12,9 +12,9 @@ from ds_server.protocol.sse import KEEPALIVE, control_event, data_event
 from ds_server.stores.errors import StoreError
 
 if TYPE_CHECKING:
-    import asyncio
     from collections.abc import AsyncIterator
 
+    from ds_server.live import Change
     from ds_server.routes._context import ServerContext
     from ds_server.stores.base import ReadResult
 
@@ -35,39 +35,50 @@ async def sse_events(
     """Yield SSE frames until the stream closes, is deleted, or the reconnect interval ends."""
     settings = ctx.settings.server
     interval = settings.sse_reconnect_interval_secs
-    deadline = time.monotonic() + interval if interval > 0 else None
     json_mode = is_json_content_type(first.info.content_type)
     live = ctx.store.live
+    idle = IdleWait(_KEEPALIVE_SECS, interval if interval > 0 else None)
     result = first
     frame = _frame(result, cursor, json_mode=json_mode, base64_encoded=base64_encoded)
-    while True:
-        yield frame
-        if result.at_closed_end:
-            return
-        position = result.next_offset
+    # The change that was current when ``result`` was read: while it has not
+    # fired, the stream is as that read saw it.
+    read_at: Change | None = None
+    try:
         while True:
-            changed = live.changed_event(name)
-            shared = ctx.sse_frames.get(name, changed, position, base64_encoded)
-            if shared is not None and cursor is None:
-                result, frame = shared
-                break
-            try:
-                result = await ctx.store.read(name, position, settings.read_chunk_bytes)
-            except StoreError:
-                return  # deleted or expired while we were streaming
-            if result.chunks or result.info.closed:
-                frame = _frame(result, cursor, json_mode=json_mode, base64_encoded=base64_encoded)
-                if cursor is None:
-                    ctx.sse_frames.put(name, changed, position, base64_encoded, result, frame)
-                break
-            wait = _KEEPALIVE_SECS
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return
-                wait = min(wait, remaining)
-            if not await live.wait(changed, wait):
-                yield KEEPALIVE
+            yield frame
+            idle.active()
+            if result.at_closed_end:
+                return
+            position = result.next_offset
+            while True:
+                changed = live.next_change(name)
+                if changed is not read_at or not result.up_to_date:
+                    shared = ctx.sse_frames.get(name, changed, position, base64_encoded)
+                    if shared is not None and cursor is None:
+                        result, frame = shared
+                        read_at = changed
+                        break
+                    try:
+                        result = await ctx.store.read(name, position, settings.read_chunk_bytes)
+                    except StoreError:
+                        return  # deleted or expired while we were streaming
+                    read_at = changed
+                    if result.chunks or result.info.closed:
+                        frame = _frame(
+                            result, cursor, json_mode=json_mode, base64_encoded=base64_encoded
+                        )
+                        if cursor is None:
+                            ctx.sse_frames.put(
+                                name, changed, position, base64_encoded, result, frame
+                            )
+                        break
+                if not await idle.wait(changed):
+                    if idle.expired:
+                        return
+                    yield KEEPALIVE
+                    idle.active()
+    finally:
+        idle.close()
 
 
 def _frame(
@@ -89,29 +100,29 @@ class SharedFrames:
     """
 
     def __init__(self) -> None:
-        self._frames: dict[str, tuple[asyncio.Event, int, bool, ReadResult, bytes]] = {}
+        self._frames: dict[str, tuple[Change, int, bool, ReadResult, bytes]] = {}
 
     def get(
-        self, name: str, changed: asyncio.Event, position: int, base64_encoded: bool
+        self, name: str, changed: Change, position: int, base64_encoded: bool
     ) -> tuple[ReadResult, bytes] | None:
         entry = self._frames.get(name)
         if entry is None:
             return None
         event, at, encoded, result, frame = entry
-        if event is not changed or event.is_set() or at != position or encoded != base64_encoded:
+        if event is not changed or event.fired or at != position or encoded != base64_encoded:
             return None
         return result, frame
 
     def put(
         self,
         name: str,
-        changed: asyncio.Event,
+        changed: Change,
         position: int,
         base64_encoded: bool,
         result: ReadResult,
         frame: bytes,
     ) -> None:
-        if changed.is_set():
+        if changed.fired:
             return  # already out of date
         if len(self._frames) >= _MAX_SHARED_FRAMES:
             self._frames.clear()

@@ -57,7 +57,7 @@ async def _long_poll(
     deadline = time.monotonic() + ctx.settings.server.long_poll_timeout_secs
     position: int | Sentinel = offset
     while True:
-        changed = ctx.store.live.changed_event(name)
+        changed = ctx.store.live.next_change(name)
         result = await ctx.store.read(name, position, chunk)
         if result.chunks:
             headers = _read_headers(result)
