@@ -6,6 +6,7 @@ numbers and strings round-trip without re-serialisation.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -49,6 +50,8 @@ def is_json_content_type(content_type: str) -> bool:
     return media_type(content_type) == JSON_CONTENT_TYPE
 
 
+# A server sees a handful of distinct content types; every append checks one.
+@functools.lru_cache(maxsize=256)
 def media_type(content_type: str) -> str:
     """The bare, lower-cased media type without parameters."""
     return content_type.split(";", 1)[0].strip().lower()

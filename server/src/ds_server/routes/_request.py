@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -68,6 +69,9 @@ def _single(params: dict[str, list[str]], name: str) -> str | None:
     return values[0]
 
 
+# Busy streams are addressed again and again: validate each path once. Only
+# valid paths are remembered (a BadRequest is not cached), at most this many.
+@functools.lru_cache(maxsize=4096)
 def stream_path(raw: str) -> str:
     """Validate a stream path (the part after the route prefix)."""
     path = raw.strip("/")

@@ -219,9 +219,10 @@ class LogStore(Store):
     async def append(self, request: AppendRequest) -> AppendResult:
         entry = await self._lookup(request.path, touch=True)
         if self._persistence.inline and not entry.lock.locked():
-            # Nothing here can suspend: the lock is free and the backend stores
-            # without awaiting, so cancellation cannot cut the write in half.
-            decision, pending, written_tail = await self._write(entry, request)
+            # Nothing here can suspend: the backend stores without awaiting, so
+            # no other append can interleave (no lock needed) and cancellation
+            # cannot cut the write in half.
+            decision, pending, written_tail = await self._decide_and_store(entry, request)
         else:
             # The locked part runs to its end even if this request is cancelled
             # (its client left): a write, once handed to the backend, is also
@@ -263,30 +264,34 @@ class LogStore(Store):
     ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
         """Decide and store one append under the stream's lock; apply it to the state."""
         async with entry.lock:
-            if self._entries.get(request.path) is not entry or entry.state.soft_deleted:
-                raise StreamNotFound()
-            state = entry.state
-            decision = _rules.decide_append(state, request, self._max_stream_bytes)
-            if decision.outcome is AppendOutcome.DUPLICATE:
-                pending = entry.pending
-            else:
-                size = sum(len(message) for message in decision.messages)
-                self._persistence.reserve(size)
-                commit = AppendCommit(
-                    stream_id=state.stream_id,
-                    start=state.tail,
-                    messages=decision.messages,
-                    producer=decision.producer,
-                    writer=request.writer,
-                    stream_seq=request.stream_seq,
-                    close=decision.close,
-                    last_access=state.last_access,
-                )
-                durable = await self._persistence.append(commit)
-                pending = None if durable is None else self._guard(entry, durable, _Mark.of(state))
-                _rules.apply_decision(state, request, decision)
-                entry.pending = pending
-            return decision, pending, state.tail
+            return await self._decide_and_store(entry, request)
+
+    async def _decide_and_store(
+        self, entry: _Entry, request: AppendRequest
+    ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
+        if self._entries.get(request.path) is not entry or entry.state.soft_deleted:
+            raise StreamNotFound()
+        state = entry.state
+        decision = _rules.decide_append(state, request, self._max_stream_bytes)
+        if decision.outcome is AppendOutcome.DUPLICATE:
+            pending = entry.pending
+        else:
+            self._persistence.reserve(decision.size)
+            commit = AppendCommit(
+                stream_id=state.stream_id,
+                start=state.tail,
+                messages=decision.messages,
+                producer=decision.producer,
+                writer=request.writer,
+                stream_seq=request.stream_seq,
+                close=decision.close,
+                last_access=state.last_access,
+            )
+            durable = await self._persistence.append(commit)
+            pending = None if durable is None else self._guard(entry, durable, _Mark.of(state))
+            _rules.apply_decision(state, request, decision)
+            entry.pending = pending
+        return decision, pending, state.tail
 
     async def read(self, path: str, offset: int | Sentinel, max_bytes: int) -> ReadResult:
         entry = await self._lookup(path, touch=True)

@@ -135,6 +135,7 @@ class AppendDecision:
 
     outcome: AppendOutcome
     messages: tuple[bytes, ...] = ()
+    size: int = 0  # bytes in messages
     close: bool = False
     producer: ProducerClaim | None = None
     # For duplicates: the producer state to echo.
@@ -179,13 +180,13 @@ def decide_append(
         raise PayloadTooLarge(f"stream would exceed {max_stream_bytes} bytes")
     outcome = AppendOutcome.APPENDED if request.messages else AppendOutcome.CLOSED
     return AppendDecision(
-        outcome=outcome, messages=request.messages, close=request.close, producer=claim
+        outcome=outcome, messages=request.messages, size=size, close=request.close, producer=claim
     )
 
 
 def apply_decision(state: StreamState, request: AppendRequest, decision: AppendDecision) -> None:
     """Update the state after the decision's bytes were written."""
-    state.tail += sum(len(message) for message in decision.messages)
+    state.tail += decision.size
     if decision.producer is not None:
         state.producers[decision.producer.producer_id] = accepted(decision.producer)
     if request.stream_seq is not None and decision.outcome is not AppendOutcome.DUPLICATE:
