@@ -1,0 +1,184 @@
+"""``ds-bench probe``: where a request's time goes, apart from the comparison.
+
+- ``app``: microseconds per append and per SSE delivery spent in ds-server's
+  own code, calling the ASGI app in-process (no sockets, no HTTP server);
+- ``bare-asgi``: POSTs/s of a bare ASGI app on the same uvicorn stack as
+  ds-server, with the ``post`` scenario's wrk command: the ceiling the HTTP
+  layer leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import uvloop
+
+from ds_bench.servers import free_port
+from ds_bench.throughput import WRK_CONNECTIONS, WRK_THREADS, parse_wrk
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Awaitable, Callable
+
+    Message = dict[str, Any]
+    Send = Callable[[Message], Awaitable[None]]
+
+_BODY = b"x" * 100
+_WRK_SCRIPT = 'wrk.method = "POST"\nwrk.body = string.rep("x", 100)\n'
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    probe = sub.add_parser("probe", help="per-request costs: in-process app, bare uvicorn")
+    probe.add_argument("what", choices=["app", "bare-asgi"])
+    probe.add_argument("--subscribers", type=int, default=1000, help="for app: SSE readers")
+
+
+def run(args: argparse.Namespace) -> None:
+    if args.what == "app":
+        # The event loop ds-server runs on.
+        append_us, delivery_us = uvloop.run(app_costs(args.subscribers))
+        print(f"append through the app: {append_us:.1f} µs (best of 5 runs of 20,000, no sockets)")
+        print(f"SSE delivery to {args.subscribers} readers: {delivery_us:.1f} µs per reader")
+    else:
+        print(f"bare ASGI app on uvicorn: {bare_asgi_rate():,.0f} POSTs/s (wrk, 50 connections)")
+
+
+def _scope(method: str, path: str, query: bytes = b"", headers: tuple[Any, ...] = ()) -> Message:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "root_path": "",
+        "headers": [(b"host", b"probe"), *headers],
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 1),
+    }
+
+
+async def app_costs(subscribers: int, appends: int = 20_000) -> tuple[float, float]:
+    """(µs per append, µs per SSE delivery) spent inside a memory-mode ds-server app."""
+    # Imported here: the other probe and subcommands don't need the server loaded.
+    from ds_server.app import asgi_app, create_app
+    from ds_server.settings import Settings, StorageSection
+
+    settings = Settings(storage=StorageSection(mode="memory"))
+    app: Any = asgi_app(create_app(settings))
+    started = asyncio.Event()
+
+    async def startup() -> Message:
+        return {"type": "lifespan.startup"}
+
+    async def lifespan_send(message: Message) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+
+    lifespan = asyncio.ensure_future(
+        app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, startup, lifespan_send)
+    )
+    await started.wait()
+    post = _scope("POST", "/v1/stream/probe", headers=((b"content-type", b"text/plain"),))
+
+    async def body() -> Message:
+        return {"type": "http.request", "body": _BODY, "more_body": False}
+
+    async def discard(message: Message) -> None:
+        pass
+
+    await app(_scope("PUT", "/v1/stream/probe", headers=post["headers"][1:]), body, discard)
+    gc.collect()
+    append_us = await _best_of(5, appends, lambda: app(post, body, discard))
+    delivery_us = await _fanout_cost(app, subscribers, post, body, discard)
+    lifespan.cancel()
+    return append_us, delivery_us
+
+
+async def _best_of(rounds: int, calls: int, call: Callable[[], Awaitable[None]]) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(calls):
+            await call()
+        best = min(best, time.perf_counter() - started)
+    return best / calls * 1e6
+
+
+async def _fanout_cost(app: Any, readers: int, post: Message, body: Any, discard: Send) -> float:
+    delivered = 0
+    all_in = asyncio.Event()
+    never = asyncio.Event()
+
+    async def reader_send(message: Message) -> None:
+        nonlocal delivered
+        if message["type"] == "http.response.body" and message.get("body"):
+            delivered += 1
+            if delivered == readers:
+                all_in.set()
+
+    async def stay_connected() -> Message:
+        await never.wait()
+        return {"type": "http.disconnect"}
+
+    sse = _scope("GET", "/v1/stream/probe", b"offset=now&live=sse")
+    tasks = [asyncio.ensure_future(app(sse, stay_connected, reader_send)) for _ in range(readers)]
+    await all_in.wait()  # every reader's first frame (the control event)
+    timings = []
+    for _ in range(30):
+        delivered = 0
+        all_in.clear()
+        started = time.perf_counter()
+        await app(post, body, discard)
+        await all_in.wait()
+        timings.append(time.perf_counter() - started)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    timings.sort()
+    return timings[len(timings) // 2] / readers * 1e6
+
+
+def bare_asgi_rate(seconds: int = 8) -> float:
+    """POSTs/s of :func:`bare_app` on uvicorn configured as ``ds-server`` configures it."""
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import uvicorn; uvicorn.run('ds_bench.probes:bare_app', host='127.0.0.1', "
+            f"port={port}, loop='uvloop', http='httptools', lifespan='off', "
+            "log_level='warning', access_log=False, server_header=False, proxy_headers=False)",
+        ]
+    )
+    try:
+        time.sleep(2)
+        with tempfile.TemporaryDirectory(prefix="ds-bench-probe-") as scratch:
+            script = Path(scratch) / "post.lua"
+            script.write_text(_WRK_SCRIPT)
+            argv = ["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s"]
+            argv += ["--latency", "-s", str(script), f"http://127.0.0.1:{port}/"]
+            output = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    finally:
+        server.terminate()
+        server.wait()
+    return parse_wrk(output)[0]
+
+
+async def bare_app(scope: Message, receive: Callable[[], Awaitable[Message]], send: Send) -> None:
+    """Read the body, answer 204 with one header: HTTP-layer work only."""
+    while (await receive()).get("more_body"):
+        pass
+    await send(
+        {"type": "http.response.start", "status": 204, "headers": [(b"stream-next-offset", b"0")]}
+    )
+    await send({"type": "http.response.body", "body": b""})
