@@ -80,7 +80,7 @@ def test_append_decision_and_apply() -> None:
     decision = decide_append(st, request, LIMIT)
     assert decision.outcome is AppendOutcome.APPENDED
     assert decision.messages == (b"hello", b"!")
-    assert decision.writes
+    assert decision.size == 6
     assert st.tail == 10  # deciding changes nothing
     apply_decision(st, request, decision)
     assert st.tail == 16
@@ -236,7 +236,8 @@ def test_producer_duplicate_writes_nothing_and_echoes_state() -> None:
     tail = st.tail
     decision = decide_append(st, append(b"x", producer=("p", 0, 0)), LIMIT)
     assert decision.outcome is AppendOutcome.DUPLICATE
-    assert not decision.writes
+    assert decision.messages == ()
+    assert decision.size == 0
     assert decision.echo == ProducerState(epoch=0, last_seq=1)
     apply_decision(st, append(b"x", producer=("p", 0, 0)), decision)
     assert st.tail == tail

@@ -141,12 +141,6 @@ class AppendDecision:
     # For duplicates: the producer state to echo.
     echo: ProducerState | None = None
 
-    @property
-    def writes(self) -> bool:
-        return self.outcome is not AppendOutcome.DUPLICATE and (
-            bool(self.messages) or self.close or self.producer is not None
-        )
-
 
 def decide_append(
     state: StreamState, request: AppendRequest, max_stream_bytes: int
