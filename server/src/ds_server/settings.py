@@ -19,6 +19,8 @@ class ServerSection(BaseModel):
     long_poll_timeout_secs: float = Field(default=30.0, gt=0)
     # 0 disables the periodic close of SSE connections.
     sse_reconnect_interval_secs: float = Field(default=60.0, ge=0)
+    # An idle SSE connection gets a comment line this often, so proxies keep it open.
+    sse_keepalive_secs: float = Field(default=15.0, gt=0)
     # Largest body a single catch-up read returns; clients page with Stream-Next-Offset.
     read_chunk_bytes: int = Field(default=1024 * 1024, ge=1024)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from ds_server.protocol.cursor import current_interval
+from ds_server.protocol.sse import KEEPALIVE
 from ds_server.settings import ServerSection
 
 if TYPE_CHECKING:
@@ -375,6 +376,19 @@ def test_sse_now_on_closed_stream_is_one_control_event(api: Api) -> None:
     kind, data = events[0]
     assert kind == "control"
     assert json.loads(data)["streamClosed"] is True
+
+
+def test_idle_sse_connection_gets_keepalive_comments(make_api: Callable[..., Api]) -> None:
+    api = make_api(
+        server=ServerSection(
+            sse_keepalive_secs=0.05, sse_reconnect_interval_secs=0.5, read_chunk_bytes=1024
+        )
+    )
+    make(api, "a", b"hello")
+    raw = api.get("a", "offset=-1&live=sse").content
+    assert sse_events(raw)[0] == ("data", "hello")
+    # About ten periods pass before the reconnect interval ends the response.
+    assert raw.count(KEEPALIVE) >= 3
 
 
 def test_sse_open_stream_ends_at_reconnect_interval(api: Api) -> None:

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from ds_server.routes._context import ServerContext
     from ds_server.stores.base import ReadResult
 
-# A comment line this often keeps proxies from closing a quiet connection.
-_KEEPALIVE_SECS = 15.0
 # Streams with a shared frame at once; a full table simply starts over.
 _MAX_SHARED_FRAMES = 10_000
 
@@ -37,7 +35,7 @@ async def sse_events(
     interval = settings.sse_reconnect_interval_secs
     json_mode = is_json_content_type(first.info.content_type)
     live = ctx.store.live
-    idle = IdleWait(_KEEPALIVE_SECS, interval if interval > 0 else None)
+    idle = IdleWait(settings.sse_keepalive_secs, interval if interval > 0 else None)
     result = first
     frame = _frame(result, cursor, json_mode=json_mode, base64_encoded=base64_encoded)
     # The change that was current when ``result`` was read: while it has not
