@@ -8,6 +8,7 @@ happen without an ``await`` in between, so no change can slip past.
 from __future__ import annotations
 
 import asyncio
+import enum
 
 
 class Change:
@@ -86,6 +87,14 @@ class LiveNotifier:
             change.discard(waiter)
 
 
+class Wake(enum.Enum):
+    """Why an :class:`IdleWait` returned."""
+
+    CHANGED = "changed"  # the stream changed
+    KEEPALIVE = "keepalive"  # a keep-alive is due
+    EXPIRED = "expired"  # the connection's lifetime is over
+
+
 class IdleWait:
     """Waits on a stream's changes for one long-lived reader (an SSE connection).
 
@@ -110,18 +119,20 @@ class IdleWait:
         """The reader just sent something; the next keep-alive is due a full period later."""
         self._last_active = self._loop.time()
 
-    async def wait(self, change: Change) -> bool:
-        """True when ``change`` fired; False when a keep-alive is due or the lifetime ended."""
+    async def wait(self, change: Change) -> Wake:
+        """Until ``change`` fires, a keep-alive is due, or the lifetime ends."""
         if self.expired:
-            return False
+            return Wake.EXPIRED
         waiter: asyncio.Future[bool] = self._loop.create_future()
         change.add(waiter)
         self._waiter = waiter
         try:
-            return await waiter
+            if await waiter:
+                return Wake.CHANGED
         finally:
             self._waiter = None
             change.discard(waiter)
+        return Wake.EXPIRED if self.expired else Wake.KEEPALIVE
 
     def close(self) -> None:
         self._tick.cancel()

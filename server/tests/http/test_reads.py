@@ -391,6 +391,35 @@ def test_idle_sse_connection_gets_keepalive_comments(make_api: Callable[..., Api
     assert raw.count(KEEPALIVE) >= 3
 
 
+def test_sse_on_a_busy_stream_still_ends_at_reconnect_interval(api: Api) -> None:
+    make(api, "a", b"0")
+    writing = threading.Event()
+    writing.set()
+
+    def keep_appending() -> None:
+        while writing.is_set():
+            add(api, "a", b"1")
+            time.sleep(0.005)
+
+    writer = threading.Thread(target=keep_appending)
+    writer.start()
+    try:
+        started = time.monotonic()
+        response = api.get("a", "offset=-1&live=sse")
+        elapsed = time.monotonic() - started
+    finally:
+        writing.clear()
+        writer.join(timeout=10)
+    # The app's reconnect interval is 0.2 s; the writer appends throughout, and
+    # what was delivered matches the offset the last control event gives.
+    assert elapsed < 5
+    events = sse_events(response.content)
+    assert events[-1][0] == "control"
+    delivered = "".join(data for kind, data in events if kind == "data")
+    assert delivered.startswith("01")
+    assert json.loads(events[-1][1])["streamNextOffset"] == offset(len(delivered))
+
+
 def test_sse_open_stream_ends_at_reconnect_interval(api: Api) -> None:
     make(api, "a", b"hello")
     started = time.monotonic()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ds_server.live import Change, IdleWait, LiveNotifier
+from ds_server.live import Change, IdleWait, LiveNotifier, Wake
 
 # Timer periods for these tests: short, but long enough that "not yet" holds.
 TICK = 0.05
@@ -58,23 +58,23 @@ async def test_timed_out_waits_leave_no_waiters_behind() -> None:
     assert change._waiters == {}
 
 
-async def test_idle_wait_returns_true_on_a_change() -> None:
+async def test_idle_wait_returns_on_a_change() -> None:
     live = LiveNotifier()
     idle = IdleWait(keepalive_secs=10, lifetime_secs=None)
     change = live.next_change("s")
     waiting = asyncio.ensure_future(idle.wait(change))
     await asyncio.sleep(0)
     live.notify("s")
-    assert await waiting is True
+    assert await waiting is Wake.CHANGED
     assert change._waiters == {}
     idle.close()
 
 
-async def test_idle_wait_returns_false_when_a_keepalive_is_due() -> None:
+async def test_idle_wait_returns_when_a_keepalive_is_due() -> None:
     idle = IdleWait(keepalive_secs=TICK, lifetime_secs=None)
     change = Change()
     started = asyncio.get_running_loop().time()
-    assert await idle.wait(change) is False
+    assert await idle.wait(change) is Wake.KEEPALIVE
     assert asyncio.get_running_loop().time() - started >= TICK * 0.9
     assert not idle.expired
     assert change._waiters == {}
@@ -87,7 +87,7 @@ async def test_activity_postpones_the_keepalive() -> None:
     await asyncio.sleep(3 * TICK)
     idle.active()
     marked = loop.time()
-    assert await idle.wait(Change()) is False
+    assert await idle.wait(Change()) is Wake.KEEPALIVE
     # Due a full period after the activity, not after the start.
     assert loop.time() - marked >= 4 * TICK * 0.9
     idle.close()
@@ -95,10 +95,10 @@ async def test_activity_postpones_the_keepalive() -> None:
 
 async def test_idle_wait_expires_at_the_end_of_its_lifetime() -> None:
     idle = IdleWait(keepalive_secs=10, lifetime_secs=TICK)
-    assert await idle.wait(Change()) is False
+    assert await idle.wait(Change()) is Wake.EXPIRED
     assert idle.expired
     # Once expired, a wait returns at once.
-    assert await asyncio.wait_for(idle.wait(Change()), 1) is False
+    assert await asyncio.wait_for(idle.wait(Change()), 1) is Wake.EXPIRED
     idle.close()
 
 

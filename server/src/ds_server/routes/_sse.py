@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ds_server.live import IdleWait
+from ds_server.live import IdleWait, Wake
 from ds_server.protocol.cursor import next_cursor
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import format_offset
@@ -45,7 +45,9 @@ async def sse_events(
         while True:
             yield frame
             idle.active()
-            if result.at_closed_end:
+            # At the reconnect interval even a busy stream's connection ends,
+            # right after a frame, so the client resumes from its offset.
+            if result.at_closed_end or idle.expired:
                 return
             position = result.next_offset
             while True:
@@ -70,9 +72,10 @@ async def sse_events(
                                 name, changed, position, base64_encoded, result, frame
                             )
                         break
-                if not await idle.wait(changed):
-                    if idle.expired:
-                        return
+                woke = await idle.wait(changed)
+                if woke is Wake.EXPIRED:
+                    return
+                if woke is Wake.KEEPALIVE:
                     yield KEEPALIVE
                     idle.active()
     finally:
