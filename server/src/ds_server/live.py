@@ -11,6 +11,15 @@ import asyncio
 import enum
 
 
+class Wake(enum.Enum):
+    """Why a reader's wait ended."""
+
+    CHANGED = "changed"  # the stream changed (or a fan-out group handed the reader back)
+    KEEPALIVE = "keepalive"  # a keep-alive is due
+    EXPIRED = "expired"  # the connection's lifetime is over
+    CLOSED = "closed"  # a fan-out group already sent the stream's closing frame
+
+
 class Change:
     """Fires once, on the next change of one stream, waking every reader waiting on it.
 
@@ -23,24 +32,24 @@ class Change:
     def __init__(self) -> None:
         self.fired = False
         # Insertion-ordered, so the longest-waiting reader is woken first.
-        self._waiters: dict[asyncio.Future[bool], None] = {}
+        self._waiters: dict[asyncio.Future[Wake], None] = {}
 
     def fire(self) -> None:
         self.fired = True
         for waiter in self._waiters:
             if not waiter.done():
-                waiter.set_result(True)
+                waiter.set_result(Wake.CHANGED)
         self._waiters.clear()
 
-    def add(self, waiter: asyncio.Future[bool]) -> None:
-        """Resolve ``waiter`` with True when this change fires (at once if it has)."""
+    def add(self, waiter: asyncio.Future[Wake]) -> None:
+        """Resolve ``waiter`` with ``Wake.CHANGED`` when this change fires (at once if it has)."""
         if self.fired:
             if not waiter.done():
-                waiter.set_result(True)
+                waiter.set_result(Wake.CHANGED)
         else:
             self._waiters[waiter] = None
 
-    def discard(self, waiter: asyncio.Future[bool]) -> None:
+    def discard(self, waiter: asyncio.Future[Wake]) -> None:
         self._waiters.pop(waiter, None)
 
 
@@ -76,23 +85,16 @@ class LiveNotifier:
 
     async def wait(self, change: Change, seconds: float) -> bool:
         """Wait for ``change`` up to ``seconds``; True when it fired."""
-        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[Wake] = asyncio.get_running_loop().create_future()
         change.add(waiter)
         try:
             async with asyncio.timeout(seconds):
-                return await waiter
+                await waiter
+                return True
         except TimeoutError:
             return False
         finally:
             change.discard(waiter)
-
-
-class Wake(enum.Enum):
-    """Why an :class:`IdleWait` returned."""
-
-    CHANGED = "changed"  # the stream changed
-    KEEPALIVE = "keepalive"  # a keep-alive is due
-    EXPIRED = "expired"  # the connection's lifetime is over
 
 
 class IdleWait:
@@ -107,7 +109,7 @@ class IdleWait:
     def __init__(self, keepalive_secs: float, lifetime_secs: float | None) -> None:
         self._loop = asyncio.get_running_loop()
         self._keepalive_secs = keepalive_secs
-        self._waiter: asyncio.Future[bool] | None = None
+        self._waiter: asyncio.Future[Wake] | None = None
         self._last_active = self._loop.time()
         self.expired = False
         self._tick = self._loop.call_later(keepalive_secs, self._on_tick)
@@ -115,24 +117,31 @@ class IdleWait:
             None if lifetime_secs is None else self._loop.call_later(lifetime_secs, self._expire)
         )
 
-    def active(self) -> None:
-        """The reader just sent something; the next keep-alive is due a full period later."""
-        self._last_active = self._loop.time()
+    def active(self, now: float | None = None) -> None:
+        """The reader just sent something; the next keep-alive is due a full period later.
+
+        ``now`` is the loop's time, for callers that mark many readers at once.
+        """
+        self._last_active = self._loop.time() if now is None else now
 
     async def wait(self, change: Change) -> Wake:
         """Until ``change`` fires, a keep-alive is due, or the lifetime ends."""
+        waiter: asyncio.Future[Wake] = self._loop.create_future()
+        change.add(waiter)
+        try:
+            return await self.wait_for(waiter)
+        finally:
+            change.discard(waiter)
+
+    async def wait_for(self, waiter: asyncio.Future[Wake]) -> Wake:
+        """Until ``waiter`` resolves, a keep-alive is due, or the lifetime ends."""
         if self.expired:
             return Wake.EXPIRED
-        waiter: asyncio.Future[bool] = self._loop.create_future()
-        change.add(waiter)
         self._waiter = waiter
         try:
-            if await waiter:
-                return Wake.CHANGED
+            return await waiter
         finally:
             self._waiter = None
-            change.discard(waiter)
-        return Wake.EXPIRED if self.expired else Wake.KEEPALIVE
 
     def close(self) -> None:
         self._tick.cancel()
@@ -145,12 +154,12 @@ class IdleWait:
             self._tick = self._loop.call_at(due, self._on_tick)
             return
         self._tick = self._loop.call_later(self._keepalive_secs, self._on_tick)
-        self._wake()
+        self._wake(Wake.KEEPALIVE)
 
     def _expire(self) -> None:
         self.expired = True
-        self._wake()
+        self._wake(Wake.EXPIRED)
 
-    def _wake(self) -> None:
+    def _wake(self, why: Wake) -> None:
         if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(False)
+            self._waiter.set_result(why)

@@ -20,21 +20,21 @@ async def test_change_wakes_waiters_oldest_first() -> None:
         waiter.add_done_callback(lambda _, index=index: woken.append(index))
     change.fire()
     await asyncio.sleep(0)
-    assert [waiter.result() for waiter in waiters] == [True, True, True]
+    assert [waiter.result() for waiter in waiters] == [Wake.CHANGED] * 3
     assert woken == [0, 1, 2]
 
 
 async def test_change_added_after_firing_resolves_at_once() -> None:
     change = Change()
     change.fire()
-    waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    waiter: asyncio.Future[Wake] = asyncio.get_running_loop().create_future()
     change.add(waiter)
-    assert waiter.result() is True
+    assert waiter.result() is Wake.CHANGED
 
 
 async def test_discarded_waiter_is_not_woken() -> None:
     change = Change()
-    waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    waiter: asyncio.Future[Wake] = asyncio.get_running_loop().create_future()
     change.add(waiter)
     change.discard(waiter)
     change.fire()

@@ -10,6 +10,7 @@ from litestar import Request
 from ds_server.routes._sse import SharedFrames
 
 if TYPE_CHECKING:
+    from ds_server.routes._fanout import TailGroup
     from ds_server.settings import Settings
     from ds_server.stores.base import Store
 
@@ -32,12 +33,8 @@ class ServerContext:
     route_prefix: str = "/v1/stream"
     events: StreamEvents = field(default_factory=StreamEvents)
     sse_frames: SharedFrames = field(default_factory=SharedFrames)
-
-
-def _shared_frames() -> SharedFrames:
-    from ds_server.routes._sse import SharedFrames
-
-    return SharedFrames()
+    # Fan-out groups of SSE readers at a stream's tail, by (stream, base64).
+    sse_groups: dict[object, TailGroup] = field(default_factory=dict)
 
 
 STATE_KEY = "ds_context"

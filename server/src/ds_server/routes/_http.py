@@ -18,7 +18,7 @@ from ds_server.stores.errors import PayloadTooLarge
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from litestar.types import HTTPScope, Receive
+    from litestar.types import HTTPScope, Receive, Send
 
 
 class Headers(dict[str, str]):
@@ -83,6 +83,19 @@ def absolute_url(scope: HTTPScope, host: str | None) -> str:
     return f"{scope.get('scheme', 'http')}://{host}{path}"
 
 
+class SendSlot:
+    """Where the dispatcher leaves the ASGI ``send`` of a streamed reply.
+
+    An SSE body hands it to the stream's fan-out group, which then writes
+    to this client directly while the body itself sleeps.
+    """
+
+    __slots__ = ("send",)
+
+    def __init__(self) -> None:
+        self.send: Send | None = None
+
+
 @dataclass(slots=True)
 class Reply:
     """A response: status, headers, and a body that is bytes or an async stream of chunks."""
@@ -91,3 +104,4 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     stream: AsyncIterator[bytes] | None = None
+    send_slot: SendSlot | None = None

@@ -9,6 +9,7 @@ from ds_server.protocol.cursor import next_cursor
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import format_offset
 from ds_server.protocol.sse import KEEPALIVE, control_event, data_event
+from ds_server.routes._fanout import Member, TailGroup
 from ds_server.stores.errors import StoreError
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
     from ds_server.live import Change
     from ds_server.routes._context import ServerContext
+    from ds_server.routes._http import SendSlot
     from ds_server.stores.base import ReadResult
 
 # Streams with a shared frame at once; a full table simply starts over.
@@ -29,6 +31,7 @@ async def sse_events(
     *,
     cursor: str | None,
     base64_encoded: bool,
+    slot: SendSlot | None = None,
 ) -> AsyncIterator[bytes]:
     """Yield SSE frames until the stream closes, is deleted, or the reconnect interval ends."""
     settings = ctx.settings.server
@@ -72,7 +75,24 @@ async def sse_events(
                                 name, changed, position, base64_encoded, result, frame
                             )
                         break
-                woke = await idle.wait(changed)
+                group = None
+                if cursor is None and slot is not None and result.up_to_date:
+                    group = _tail_group(ctx, name, position, json_mode, base64_encoded)
+                if group is None or slot is None or slot.send is None:
+                    woke = await idle.wait(changed)
+                else:
+                    # Sleep while the stream's group writes to this client.
+                    member = Member(slot.send, position, idle)
+                    group.join(member)
+                    try:
+                        woke = await idle.wait_for(member.done)
+                    finally:
+                        group.leave(member)
+                    if woke is Wake.CLOSED:
+                        return  # the group sent the closing frame
+                    if member.position != position:
+                        position = member.position
+                        read_at = None  # go on from there with a read of our own
                 if woke is Wake.EXPIRED:
                     return
                 if woke is Wake.KEEPALIVE:
@@ -80,6 +100,21 @@ async def sse_events(
                     idle.active()
     finally:
         idle.close()
+
+
+def _tail_group(
+    ctx: ServerContext, name: str, position: int, json_mode: bool, base64_encoded: bool
+) -> TailGroup | None:
+    """The stream's group for readers at ``position``, started if there is none."""
+    key = (name, base64_encoded)
+    group = ctx.sse_groups.get(key)
+    if group is None or group.ended:
+
+        def frame(result: ReadResult) -> bytes:
+            return _frame(result, None, json_mode=json_mode, base64_encoded=base64_encoded)
+
+        group = ctx.sse_groups[key] = TailGroup(ctx, name, position, frame, key)
+    return group if group.position == position else None
 
 
 def _frame(

@@ -133,6 +133,8 @@ async def _stream_until_disconnect(reply: Reply, receive: Receive, send: Send) -
     """Send the body stream until it ends or the client goes away, whichever is first."""
     stream = reply.stream
     assert stream is not None
+    if reply.send_slot is not None:
+        reply.send_slot.send = send
 
     async def pump() -> None:
         async for chunk in stream:

@@ -11,7 +11,7 @@ from ds_server.protocol.etag import matches, read_etag
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import Sentinel, format_offset
 from ds_server.protocol.sse import uses_base64
-from ds_server.routes._http import Reply
+from ds_server.routes._http import Reply, SendSlot
 from ds_server.routes._request import parse_read_query
 from ds_server.routes._sse import sse_events
 
@@ -85,9 +85,10 @@ async def _sse(ctx: ServerContext, name: str, offset: int | Sentinel, cursor: st
     base64_encoded = uses_base64(first.info.content_type)
     if base64_encoded:
         headers[h.STREAM_SSE_DATA_ENCODING] = "base64"
-    events = sse_events(ctx, name, first, cursor=cursor, base64_encoded=base64_encoded)
+    slot = SendSlot()
+    events = sse_events(ctx, name, first, cursor=cursor, base64_encoded=base64_encoded, slot=slot)
     headers[h.CONTENT_TYPE] = "text/event-stream"
-    return Reply(200, headers, stream=events)
+    return Reply(200, headers, stream=events, send_slot=slot)
 
 
 def _read_headers(result: ReadResult) -> dict[str, str]:

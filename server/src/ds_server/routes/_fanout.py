@@ -1,0 +1,156 @@
+"""One writer per stream for the SSE readers waiting at its tail.
+
+With many subscribers on one stream, waking each reader's task to read,
+frame and send the same message cost more than the socket writes
+themselves. Readers that are up to date (and sent no ``cursor``) join the
+stream's :class:`TailGroup` and sleep; the group reads each change once,
+frames it once, and calls every member's ASGI ``send`` in one pass. A
+member goes back to serving itself when its keep-alive is due, its
+connection's lifetime ends, the stream goes away, or its client stops
+reading.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from ds_server.live import Wake
+from ds_server.stores.errors import StoreError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from litestar.types import HTTPResponseBodyEvent, Send
+
+    from ds_server.live import IdleWait
+    from ds_server.routes._context import ServerContext
+    from ds_server.stores.base import ReadResult
+
+    FrameBuilder = Callable[[ReadResult], bytes]
+
+log = logging.getLogger("ds_server")
+
+# How long one pass over the members may wait on a client that stopped
+# reading before that member is handed back to serve itself.
+SEND_PATIENCE_SECS = 1.0
+
+
+class Member:
+    """One SSE reader inside a group: where it is, how to reach it, how to hand it back."""
+
+    __slots__ = ("done", "idle", "position", "send")
+
+    def __init__(self, send: Send, position: int, idle: IdleWait) -> None:
+        self.send = send
+        self.position = position
+        self.idle = idle
+        # Resolved when the reader serves itself again (see Wake).
+        self.done: asyncio.Future[Wake] = asyncio.get_running_loop().create_future()
+
+    def hand_back(self, why: Wake) -> None:
+        if not self.done.done():
+            self.done.set_result(why)
+
+
+class TailGroup:
+    """The readers of one stream, in one encoding, at its tail."""
+
+    def __init__(
+        self, ctx: ServerContext, name: str, position: int, frame: FrameBuilder, key: object
+    ) -> None:
+        self._ctx = ctx
+        self._name = name
+        self._frame = frame
+        self._key = key
+        self.position = position
+        self._members: dict[Member, None] = {}
+        self._waiter: asyncio.Future[Wake] | None = None
+        self.ended = False
+        self._task = asyncio.ensure_future(self._run())
+
+    def join(self, member: Member) -> None:
+        self._members[member] = None
+
+    def leave(self, member: Member) -> None:
+        self._members.pop(member, None)
+        if not self._members and self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(Wake.EXPIRED)  # nobody left to serve: stop waiting
+
+    async def _run(self) -> None:
+        try:
+            await self._serve()
+        except Exception:
+            log.exception("SSE fan-out for %s failed", self._name)
+        finally:
+            self._end(Wake.CHANGED)
+
+    async def _serve(self) -> None:
+        ctx, live = self._ctx, self._ctx.store.live
+        loop = asyncio.get_running_loop()
+        while self._members:
+            changed = live.next_change(self._name)
+            try:
+                result = await ctx.store.read(
+                    self._name, self.position, ctx.settings.server.read_chunk_bytes
+                )
+            except StoreError:
+                return  # deleted or expired: each reader finds out on its own
+            if not result.chunks and not result.info.closed:
+                self._waiter = loop.create_future()
+                changed.add(self._waiter)
+                try:
+                    await self._waiter
+                finally:
+                    changed.discard(self._waiter)
+                    self._waiter = None
+                continue
+            await self._deliver(self._frame(result), result.next_offset)
+            self.position = result.next_offset
+            if result.at_closed_end:
+                self._end(Wake.CLOSED)
+                return
+
+    async def _deliver(self, frame: bytes, next_offset: int) -> None:
+        """Send one frame to every member, in one pass under one timer."""
+        message: HTTPResponseBodyEvent = {
+            "type": "http.response.body",
+            "body": frame,
+            "more_body": True,
+        }
+        now = asyncio.get_running_loop().time()
+        pending = list(self._members)
+        while pending:
+            member = pending[0]
+            try:
+                async with asyncio.timeout(SEND_PATIENCE_SECS):
+                    for index, member in enumerate(pending):  # noqa: B007 - read below
+                        if member.done.done():
+                            continue  # handed back or gone since the pass began
+                        # uvicorn's send only ever waits before writing (for a
+                        # paused transport), so a send cut short wrote nothing.
+                        await member.send(message)
+                        member.position = next_offset
+                        member.idle.active(now)
+                return
+            except TimeoutError:
+                # This client stopped reading; it catches up by itself from its offset.
+                self._release(member, Wake.CHANGED)
+            except Exception:
+                self._release(member, Wake.CHANGED)
+            pending = pending[index + 1 :]
+
+    def _release(self, member: Member, why: Wake) -> None:
+        self._members.pop(member, None)
+        member.hand_back(why)
+
+    def _end(self, why: Wake) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        groups = self._ctx.sse_groups
+        if groups.get(self._key) is self:
+            del groups[self._key]
+        for member in list(self._members):
+            self._release(member, why)
