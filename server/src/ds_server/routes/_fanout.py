@@ -68,6 +68,9 @@ class TailGroup:
         self._members: dict[Member, None] = {}
         self._waiter: asyncio.Future[Wake] | None = None
         self.ended = False
+        # True while a frame is on its way to the members: a reader joining
+        # then would be counted at ``position`` without getting that frame.
+        self.delivering = False
         self._task = asyncio.ensure_future(self._run())
 
     def join(self, member: Member) -> None:
@@ -121,6 +124,15 @@ class TailGroup:
         }
         now = asyncio.get_running_loop().time()
         pending = list(self._members)
+        self.delivering = True
+        try:
+            await self._send_all(message, pending, next_offset, now)
+        finally:
+            self.delivering = False
+
+    async def _send_all(
+        self, message: HTTPResponseBodyEvent, pending: list[Member], next_offset: int, now: float
+    ) -> None:
         while pending:
             member = pending[0]
             try:

@@ -114,7 +114,7 @@ def _tail_group(
             return _frame(result, None, json_mode=json_mode, base64_encoded=base64_encoded)
 
         group = ctx.sse_groups[key] = TailGroup(ctx, name, position, frame, key)
-    return group if group.position == position else None
+    return group if group.position == position and not group.delivering else None
 
 
 def _frame(
