@@ -37,12 +37,38 @@ log = logging.getLogger("ds_server")
 SEND_PATIENCE_SECS = 1.0
 
 
+def join_tail(
+    ctx: ServerContext,
+    name: str,
+    base64_encoded: bool,
+    position: int,
+    frame: FrameBuilder,
+    send: Send,
+    idle: IdleWait,
+) -> Member | None:
+    """Join the stream's group of readers at ``position`` (started if there is none).
+
+    None when the group is elsewhere (ahead of this reader) or sending a
+    frame: a reader joining then would be counted past a frame it never got.
+    """
+    key = (name, base64_encoded)
+    group = ctx.sse_groups.get(key)
+    if group is None or group.ended:
+        group = ctx.sse_groups[key] = TailGroup(ctx, name, position, frame, key)
+    if group.position != position or group.delivering:
+        return None
+    member = Member(group, send, position, idle)
+    group.join(member)
+    return member
+
+
 class Member:
     """One SSE reader inside a group: where it is, how to reach it, how to hand it back."""
 
-    __slots__ = ("done", "idle", "position", "send")
+    __slots__ = ("done", "group", "idle", "position", "send")
 
-    def __init__(self, send: Send, position: int, idle: IdleWait) -> None:
+    def __init__(self, group: TailGroup, send: Send, position: int, idle: IdleWait) -> None:
+        self.group = group
         self.send = send
         self.position = position
         self.idle = idle
@@ -52,6 +78,9 @@ class Member:
     def hand_back(self, why: Wake) -> None:
         if not self.done.done():
             self.done.set_result(why)
+
+    def leave(self) -> None:
+        self.group.leave(self)
 
 
 class TailGroup:
@@ -68,9 +97,7 @@ class TailGroup:
         self._members: dict[Member, None] = {}
         self._waiter: asyncio.Future[Wake] | None = None
         self.ended = False
-        # True while a frame is on its way to the members: a reader joining
-        # then would be counted at ``position`` without getting that frame.
-        self.delivering = False
+        self.delivering = False  # a frame is on its way to the members
         self._task = asyncio.ensure_future(self._run())
 
     def join(self, member: Member) -> None:
@@ -146,10 +173,9 @@ class TailGroup:
                         member.position = next_offset
                         member.idle.active(now)
                 return
-            except TimeoutError:
-                # This client stopped reading; it catches up by itself from its offset.
-                self._release(member, Wake.CHANGED)
             except Exception:
+                # The send timed out (this client stopped reading) or failed: the
+                # reader catches up by itself from its offset.
                 self._release(member, Wake.CHANGED)
             pending = pending[index + 1 :]
 

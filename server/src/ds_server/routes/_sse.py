@@ -9,7 +9,7 @@ from ds_server.protocol.cursor import next_cursor
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import format_offset
 from ds_server.protocol.sse import KEEPALIVE, control_event, data_event
-from ds_server.routes._fanout import Member, TailGroup
+from ds_server.routes._fanout import join_tail
 from ds_server.stores.errors import StoreError
 
 if TYPE_CHECKING:
@@ -41,6 +41,10 @@ async def sse_events(
     idle = IdleWait(settings.sse_keepalive_secs, interval if interval > 0 else None)
     result = first
     frame = _frame(result, cursor, json_mode=json_mode, base64_encoded=base64_encoded)
+
+    def tail_frame(result: ReadResult) -> bytes:
+        return _frame(result, None, json_mode=json_mode, base64_encoded=base64_encoded)
+
     # The change that was current when ``result`` was read: while it has not
     # fired, the stream is as that read saw it.
     read_at: Change | None = None
@@ -75,19 +79,18 @@ async def sse_events(
                                 name, changed, position, base64_encoded, result, frame
                             )
                         break
-                group = None
-                if cursor is None and slot is not None and result.up_to_date:
-                    group = _tail_group(ctx, name, position, json_mode, base64_encoded)
-                if group is None or slot is None or slot.send is None:
+                member = None
+                send = slot.send if slot is not None and cursor is None else None
+                if send is not None and result.up_to_date:
+                    member = join_tail(ctx, name, base64_encoded, position, tail_frame, send, idle)
+                if member is None:
                     woke = await idle.wait(changed)
                 else:
                     # Sleep while the stream's group writes to this client.
-                    member = Member(slot.send, position, idle)
-                    group.join(member)
                     try:
                         woke = await idle.wait_for(member.done)
                     finally:
-                        group.leave(member)
+                        member.leave()
                     if woke is Wake.CLOSED:
                         return  # the group sent the closing frame
                     if member.position != position:
@@ -100,21 +103,6 @@ async def sse_events(
                     idle.active()
     finally:
         idle.close()
-
-
-def _tail_group(
-    ctx: ServerContext, name: str, position: int, json_mode: bool, base64_encoded: bool
-) -> TailGroup | None:
-    """The stream's group for readers at ``position``, started if there is none."""
-    key = (name, base64_encoded)
-    group = ctx.sse_groups.get(key)
-    if group is None or group.ended:
-
-        def frame(result: ReadResult) -> bytes:
-            return _frame(result, None, json_mode=json_mode, base64_encoded=base64_encoded)
-
-        group = ctx.sse_groups[key] = TailGroup(ctx, name, position, frame, key)
-    return group if group.position == position and not group.delivering else None
 
 
 def _frame(
