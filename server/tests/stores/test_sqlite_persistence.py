@@ -530,7 +530,7 @@ async def test_full_storage_fails_cleanly_and_reads_go_on(db_path: Path) -> None
         await store.delete("victim")
         retried = await append(store, "s", b"retried", producer=("p", 0, seq))
         assert retried.outcome is AppendOutcome.APPENDED
-        assert retried.info.tail == tail + 7
+        assert retried.tail == tail + 7
     finally:
         await store.stop()
     store = await started(db_path)
@@ -561,7 +561,7 @@ async def test_writes_queued_behind_a_failed_one_fail_with_it(db_path: Path) -> 
         assert await content(store, "s") == b"startfits"
         again = await append(store, "s", b"again", producer=("p", 0, 1))
         assert again.outcome is AppendOutcome.APPENDED
-        assert again.info.tail == 14
+        assert again.tail == 14
     finally:
         await store.stop()
     store = await started(db_path)
@@ -588,7 +588,7 @@ _CHILD = textwrap.dedent(
             result = await store.append(AppendRequest(
                 path=path, content_type="application/octet-stream", messages=(data,),
                 producer=ProducerClaim(producer, 0, seq)))
-            print(path, producer, seq, result.info.tail, flush=True)
+            print(path, producer, seq, result.tail, flush=True)
             seq += 1
 
     async def main():

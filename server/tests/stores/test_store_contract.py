@@ -245,14 +245,14 @@ async def test_append_read_round_trip_is_byte_exact(store: Store) -> None:
     await create(store, "s")
     result = await append(store, "s", payload)
     assert result.outcome is AppendOutcome.APPENDED
-    assert result.info.tail == len(payload)
+    assert result.tail == len(payload)
     assert await content(store, "s") == payload
 
 
 async def test_offsets_are_cumulative_byte_positions(store: Store) -> None:
     await create(store, "s", b"abc")
-    assert (await append(store, "s", b"defgh")).info.tail == 8
-    assert (await append(store, "s", b"i")).info.tail == 9
+    assert (await append(store, "s", b"defgh")).tail == 8
+    assert (await append(store, "s", b"i")).tail == 9
     read = await store.read("s", 3, BIG)
     assert (read.start, read.next_offset, b"".join(read.chunks)) == (3, 9, b"defghi")
     read = await store.read("s", 5, BIG)
@@ -368,8 +368,8 @@ async def test_append_and_close(store: Store) -> None:
     await create(store, "s", b"abc")
     result = await append(store, "s", b"end", close=True)
     assert result.outcome is AppendOutcome.APPENDED
-    assert result.info.closed
-    assert result.info.tail == 6
+    assert result.closed
+    assert result.tail == 6
     read = await store.read("s", 3, BIG)
     assert b"".join(read.chunks) == b"end"
     assert read.at_closed_end
@@ -379,11 +379,11 @@ async def test_close_only(store: Store) -> None:
     await create(store, "s", b"abc")
     result = await append(store, "s", close=True)
     assert result.outcome is AppendOutcome.CLOSED
-    assert (result.info.closed, result.info.tail) == (True, 3)
+    assert (result.closed, result.tail) == (True, 3)
     # Closing again is idempotent.
     again = await append(store, "s", close=True)
     assert again.outcome is AppendOutcome.CLOSED
-    assert again.info.tail == 3
+    assert again.tail == 3
     assert (await store.head("s")).closed
 
 
@@ -428,7 +428,7 @@ async def test_producer_duplicate_is_not_written(store: Store) -> None:
     retry = await append(store, "s", b"a", producer=("p", 0, 0))
     assert retry.outcome is AppendOutcome.DUPLICATE
     assert (retry.producer_epoch, retry.producer_seq) == (0, 1)
-    assert retry.info.tail == 2
+    assert retry.tail == 2
     assert await content(store, "s") == b"ab"
 
 
@@ -467,7 +467,7 @@ async def test_producer_retry_of_closing_append_is_duplicate(store: Store) -> No
     await append(store, "s", b"last", close=True, producer=("p", 0, 0))
     retry = await append(store, "s", b"last", close=True, producer=("p", 0, 0))
     assert retry.outcome is AppendOutcome.DUPLICATE
-    assert retry.info.closed
+    assert retry.closed
     with pytest.raises(StreamClosed):
         await append(store, "s", b"more", producer=("p", 0, 1))
     with pytest.raises(StreamClosed):

@@ -1,33 +1,38 @@
-"""Protocol header names, each spelled once."""
+"""Protocol header names, each spelled once, in lower case.
+
+Header names are case-insensitive; ASGI servers hand them over lower-cased
+and HTTP/2 sends them so. Spelling ours the same way lets request lookups
+use a plain dict and responses skip case folding.
+"""
 
 from __future__ import annotations
 
-CONTENT_TYPE = "Content-Type"
-CACHE_CONTROL = "Cache-Control"
-ETAG = "ETag"
-IF_NONE_MATCH = "If-None-Match"
-LOCATION = "Location"
+CONTENT_TYPE = "content-type"
+CACHE_CONTROL = "cache-control"
+ETAG = "etag"
+IF_NONE_MATCH = "if-none-match"
+LOCATION = "location"
 
-STREAM_NEXT_OFFSET = "Stream-Next-Offset"
-STREAM_UP_TO_DATE = "Stream-Up-To-Date"
-STREAM_CLOSED = "Stream-Closed"
-STREAM_CURSOR = "Stream-Cursor"
-STREAM_SEQ = "Stream-Seq"
-STREAM_TTL = "Stream-TTL"
-STREAM_EXPIRES_AT = "Stream-Expires-At"
-STREAM_SSE_DATA_ENCODING = "Stream-SSE-Data-Encoding"
-STREAM_FORKED_FROM = "Stream-Forked-From"
-STREAM_FORK_OFFSET = "Stream-Fork-Offset"
-STREAM_SNAPSHOT_OFFSET = "Stream-Snapshot-Offset"
+STREAM_NEXT_OFFSET = "stream-next-offset"
+STREAM_UP_TO_DATE = "stream-up-to-date"
+STREAM_CLOSED = "stream-closed"
+STREAM_CURSOR = "stream-cursor"
+STREAM_SEQ = "stream-seq"
+STREAM_TTL = "stream-ttl"
+STREAM_EXPIRES_AT = "stream-expires-at"
+STREAM_SSE_DATA_ENCODING = "stream-sse-data-encoding"
+STREAM_FORKED_FROM = "stream-forked-from"
+STREAM_FORK_OFFSET = "stream-fork-offset"
+STREAM_SNAPSHOT_OFFSET = "stream-snapshot-offset"
 
-PRODUCER_ID = "Producer-Id"
-PRODUCER_EPOCH = "Producer-Epoch"
-PRODUCER_SEQ = "Producer-Seq"
-PRODUCER_EXPECTED_SEQ = "Producer-Expected-Seq"
-PRODUCER_RECEIVED_SEQ = "Producer-Received-Seq"
+PRODUCER_ID = "producer-id"
+PRODUCER_EPOCH = "producer-epoch"
+PRODUCER_SEQ = "producer-seq"
+PRODUCER_EXPECTED_SEQ = "producer-expected-seq"
+PRODUCER_RECEIVED_SEQ = "producer-received-seq"
 
 # Identity forwarded by the gateway; scopes Stream-Seq per writer.
-WRITER_IDENTITY = "X-JWT-Sub"
+WRITER_IDENTITY = "x-jwt-sub"
 
 TRUE = "true"
 

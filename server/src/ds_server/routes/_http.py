@@ -21,17 +21,11 @@ if TYPE_CHECKING:
     from litestar.types import HTTPScope, Receive, Send
 
 
-class Headers(dict[str, str]):
-    """Request headers by lower-cased name; ``get`` takes any case."""
-
-    __slots__ = ()
-
-    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        return dict.get(self, name.lower(), default)
-
-
 class HttpRequest:
-    """What the stream operations read from a request: method, headers, query, body."""
+    """What the stream operations read from a request: method, headers, query, body.
+
+    ``headers`` is keyed by lower-cased name, as ``protocol.headers`` spells them.
+    """
 
     __slots__ = ("_receive", "headers", "method", "query_string", "scope")
 
@@ -40,7 +34,7 @@ class HttpRequest:
         self.method: str = scope["method"]
         self.query_string: bytes = scope["query_string"]
         self._receive = receive
-        headers = Headers()
+        headers: dict[str, str] = {}
         for raw_name, raw_value in scope["headers"]:
             name = raw_name.decode("latin-1").lower()
             # The first copy wins, as with most frameworks' get().

@@ -93,23 +93,19 @@ def stream_path(raw: str) -> str:
 
 def producer_claim(headers: Mapping[str, str]) -> ProducerClaim | None:
     """The idempotent-producer triple, or None when none of its headers is present."""
-    producer_id = headers.get(h.PRODUCER_ID.lower())
-    epoch = headers.get(h.PRODUCER_EPOCH.lower())
-    seq = headers.get(h.PRODUCER_SEQ.lower())
-    present = [value is not None for value in (producer_id, epoch, seq)]
-    if not any(present):
+    producer_id = headers.get(h.PRODUCER_ID)
+    epoch = headers.get(h.PRODUCER_EPOCH)
+    seq = headers.get(h.PRODUCER_SEQ)
+    if producer_id is None and epoch is None and seq is None:
         return None
-    if not all(present):
+    if producer_id is None or epoch is None or seq is None:
         raise BadRequest("Producer-Id, Producer-Epoch and Producer-Seq go together")
-    assert producer_id is not None
-    assert epoch is not None
-    assert seq is not None
     if not producer_id or len(producer_id) > _MAX_PRODUCER_ID:
         raise BadRequest("Producer-Id must be a non-empty string of at most 256 characters")
     return ProducerClaim(
         producer_id=producer_id,
-        epoch=_js_int(epoch, h.PRODUCER_EPOCH),
-        seq=_js_int(seq, h.PRODUCER_SEQ),
+        epoch=_js_int(epoch, "Producer-Epoch"),
+        seq=_js_int(seq, "Producer-Seq"),
     )
 
 
@@ -121,7 +117,7 @@ def _js_int(text: str, name: str) -> int:
 
 def stream_seq(headers: Mapping[str, str]) -> str | None:
     """The Stream-Seq header, compared byte-wise by the store."""
-    value = headers.get(h.STREAM_SEQ.lower())
+    value = headers.get(h.STREAM_SEQ)
     if value is None:
         return None
     if not value or len(value) > _MAX_STREAM_SEQ:

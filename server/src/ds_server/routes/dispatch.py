@@ -69,7 +69,7 @@ class StreamDispatcher:
             return
         request = HttpRequest(http_scope, receive)
         try:
-            name = await self._resolve(route)
+            name = stream_path(route) if isinstance(route, str) else await self._in_bucket(route)
             reply = await operation(self._ctx, request, name)
         except (StoreError, BadRequest) as error:
             status, reason, extra = describe(error)
@@ -83,9 +83,7 @@ class StreamDispatcher:
             reply = Reply(500, {h.CONTENT_TYPE: "text/plain; charset=utf-8"}, b"internal error\n")
         await self._send(request, reply, receive, send)
 
-    async def _resolve(self, route: tuple[str, str] | str) -> str:
-        if isinstance(route, str):
-            return stream_path(route)
+    async def _in_bucket(self, route: tuple[str, str]) -> str:
         bucket, stream = route
         name = stream_name(bucket_id(bucket), stream)
         await self._ctx.store.get_bucket(bucket)  # 404 when the bucket is missing
@@ -93,7 +91,7 @@ class StreamDispatcher:
 
     async def _send(self, request: HttpRequest, reply: Reply, receive: Receive, send: Send) -> None:
         headers = [
-            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            (name.encode("latin-1"), value.encode("latin-1"))
             for name, value in reply.headers.items()
         ]
         headers.extend(SECURITY_HEADERS)

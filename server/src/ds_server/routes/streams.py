@@ -29,7 +29,6 @@ DEFAULT_CONTENT_TYPE = "application/octet-stream"
 # Stream-Forked-From may name the source on either surface; both share one namespace.
 SURFACE_PREFIXES = ("/v1/stream", "/ds")
 _SUB_OFFSET_HEADER = "stream-fork-sub-offset"
-_WRITER = h.WRITER_IDENTITY.lower()
 
 
 async def create(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
@@ -80,13 +79,12 @@ async def append(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
             messages=messages,
             close=close,
             stream_seq=seq,
-            writer=headers.get(_WRITER) or "",
+            writer=headers.get(h.WRITER_IDENTITY) or "",
             producer=claim,
         )
     )
-    info = result.info
-    response_headers = {h.STREAM_NEXT_OFFSET: format_offset(info.tail)}
-    if info.closed:
+    response_headers = {h.STREAM_NEXT_OFFSET: format_offset(result.tail)}
+    if result.closed:
         response_headers[h.STREAM_CLOSED] = h.TRUE
     if result.producer_epoch is not None:
         response_headers[h.PRODUCER_EPOCH] = str(result.producer_epoch)

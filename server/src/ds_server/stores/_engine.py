@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ds_server.protocol.offsets import Sentinel
@@ -217,7 +217,8 @@ class LogStore(Store):
         return CreateResult(created=True, info=entry.info())
 
     async def append(self, request: AppendRequest) -> AppendResult:
-        entry = await self._lookup(request.path, touch=True)
+        path = request.path
+        entry = self._unexpired(path, touch=True) or await self._lookup(path, touch=True)
         if self._persistence.inline and not entry.lock.locked():
             # Nothing here can suspend: the backend stores without awaiting, so
             # no other append can interleave (no lock needed) and cancellation
@@ -237,24 +238,25 @@ class LogStore(Store):
             await asyncio.shield(pending)
         if written_tail > entry.visible_tail or state.closed:
             entry.visible_tail = max(entry.visible_tail, written_tail)
-            self.live.notify(request.path)
+            self.live.notify(path)
+        # Closed as readers see it: a close still in flight is not visible yet.
+        closed = state.closed and entry.visible_tail == state.tail
         if decision.outcome is AppendOutcome.DUPLICATE:
             echo = decision.echo
             return AppendResult(
                 outcome=decision.outcome,
-                info=entry.info(),
+                tail=entry.visible_tail,
+                closed=closed,
                 producer_epoch=echo.epoch if echo else None,
                 producer_seq=echo.last_seq if echo else None,
             )
         claim = decision.producer
-        info = entry.info()
-        if info.tail != written_tail:
-            # Appends sharing a group commit may resume in any order: answer with
-            # this write's own end, not a later write's that is visible already.
-            info = replace(info, tail=written_tail)
+        # Appends sharing a group commit may resume in any order: answer with
+        # this write's own end, not a later write's that is visible already.
         return AppendResult(
             outcome=decision.outcome,
-            info=info,
+            tail=written_tail,
+            closed=closed,
             producer_epoch=claim.epoch if claim else None,
             producer_seq=claim.seq if claim else None,
         )
@@ -361,6 +363,24 @@ class LogStore(Store):
         return task
 
     async def _lookup(self, path: str, *, touch: bool, catalog_locked: bool = False) -> _Entry:
+        entry = self._unexpired(path, touch=touch)
+        if entry is not None:
+            return entry
+        entry = self._entries[path]
+        state = entry.state
+        if catalog_locked:
+            await self._expire(entry)
+        else:
+            async with self._catalog_lock:
+                if self._entries.get(path) is entry and not state.soft_deleted:
+                    await self._expire(entry)
+        raise StreamGone() if state.soft_deleted else StreamNotFound()
+
+    def _unexpired(self, path: str, *, touch: bool) -> _Entry | None:
+        """The entry of ``path``, or None when it has expired (``_lookup`` expires it).
+
+        Without a suspension point, so the append path needs no coroutine for it.
+        """
         entry = self._entries.get(path)
         if entry is None:
             raise StreamNotFound()
@@ -369,13 +389,7 @@ class LogStore(Store):
             raise StreamGone()
         moment = _rules.now()
         if state.is_expired(moment):
-            if catalog_locked:
-                await self._expire(entry)
-            else:
-                async with self._catalog_lock:
-                    if self._entries.get(path) is entry and not state.soft_deleted:
-                        await self._expire(entry)
-            raise StreamGone() if state.soft_deleted else StreamNotFound()
+            return None
         if touch:
             state.touch(moment)
             if state.expiry.ttl_seconds is not None:

@@ -169,7 +169,7 @@ def decide_append(
         last = state.writer_seqs.get(request.writer)
         if last is not None and request.stream_seq.encode() <= last.encode():
             raise SequenceConflict()
-    size = sum(len(message) for message in request.messages)
+    size = sum(map(len, request.messages))
     if state.tail + size > max_stream_bytes:
         raise PayloadTooLarge(f"stream would exceed {max_stream_bytes} bytes")
     outcome = AppendOutcome.APPENDED if request.messages else AppendOutcome.CLOSED

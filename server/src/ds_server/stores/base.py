@@ -164,8 +164,11 @@ class AppendOutcome(enum.Enum):
 # Treat as immutable.
 @dataclass(slots=True)
 class AppendResult:
+    """What an append's answer needs: its outcome, and the stream's end as it left it."""
+
     outcome: AppendOutcome
-    info: StreamInfo
+    tail: int  # this write's end (a duplicate's: the stream's visible tail)
+    closed: bool
     # Echoed producer state: the epoch and the highest accepted seq.
     producer_epoch: int | None = None
     producer_seq: int | None = None

@@ -27,11 +27,12 @@ class _Log:
     chunks: list[bytes] = field(default_factory=list)
 
     def add(self, start: int, messages: Sequence[bytes]) -> int:
+        first = start
         for message in messages:
             self.starts.append(start)
             self.chunks.append(message)
             start += len(message)
-        return sum(len(message) for message in messages)
+        return start - first
 
 
 class MemoryPersistence(Persistence):
