@@ -34,13 +34,12 @@ class HttpRequest:
         self.method: str = scope["method"]
         self.query_string: bytes = scope["query_string"]
         self._receive = receive
-        headers: dict[str, str] = {}
-        for raw_name, raw_value in scope["headers"]:
-            name = raw_name.decode("latin-1").lower()
-            # The first copy wins, as with most frameworks' get().
-            if name not in headers:
-                headers[name] = raw_value.decode("latin-1")
-        self.headers = headers
+        # Built back to front so the first copy of a repeated header wins, as
+        # with most frameworks' get().
+        self.headers: dict[str, str] = {
+            name.decode("latin-1").lower(): value.decode("latin-1")
+            for name, value in reversed(list(scope["headers"]))
+        }
 
     async def body(self, limit: int) -> bytes:
         """The whole body; 413 as soon as it is known to exceed ``limit`` bytes."""

@@ -81,7 +81,16 @@ class StreamDispatcher:
         except Exception:
             log.exception("unhandled error on %s %s", http_scope["method"], http_scope["path"])
             reply = Reply(500, {h.CONTENT_TYPE: "text/plain; charset=utf-8"}, b"internal error\n")
-        await self._send(request, reply, receive, send)
+        # Sent here rather than in a helper coroutine: one less per request.
+        headers = self._response_headers(request, reply)
+        if reply.stream is None:
+            if reply.status not in _NO_LENGTH:
+                headers.append((b"content-length", str(len(reply.body)).encode()))
+            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+            await send({"type": "http.response.body", "body": reply.body, "more_body": False})
+            return
+        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        await _stream_until_disconnect(reply, receive, send)
 
     async def _in_bucket(self, route: tuple[str, str]) -> str:
         bucket, stream = route
@@ -89,7 +98,7 @@ class StreamDispatcher:
         await self._ctx.store.get_bucket(bucket)  # 404 when the bucket is missing
         return name
 
-    async def _send(self, request: HttpRequest, reply: Reply, receive: Receive, send: Send) -> None:
+    def _response_headers(self, request: HttpRequest, reply: Reply) -> list[tuple[bytes, bytes]]:
         headers = [
             (name.encode("latin-1"), value.encode("latin-1"))
             for name, value in reply.headers.items()
@@ -102,14 +111,7 @@ class StreamDispatcher:
             headers.append((b"access-control-expose-headers", self._exposed))
             if not self._any_origin:
                 headers.append((b"vary", b"Origin"))
-        if reply.stream is None:
-            if reply.status not in _NO_LENGTH:
-                headers.append((b"content-length", str(len(reply.body)).encode()))
-            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-            await send({"type": "http.response.body", "body": reply.body, "more_body": False})
-            return
-        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-        await _stream_until_disconnect(reply, receive, send)
+        return headers
 
 
 def _route(path: str, method: str) -> tuple[str, str] | str | None:

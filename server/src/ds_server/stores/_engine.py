@@ -223,7 +223,7 @@ class LogStore(Store):
             # Nothing here can suspend: the backend stores without awaiting, so
             # no other append can interleave (no lock needed) and cancellation
             # cannot cut the write in half.
-            decision, pending, written_tail = await self._decide_and_store(entry, request)
+            decision, pending, written_tail = self._decide_and_store_now(entry, request)
         else:
             # The locked part runs to its end even if this request is cancelled
             # (its client left): a write, once handed to the backend, is also
@@ -271,29 +271,59 @@ class LogStore(Store):
     async def _decide_and_store(
         self, entry: _Entry, request: AppendRequest
     ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
+        decision, commit = self._decide(entry, request)
+        if commit is None:
+            return decision, entry.pending, entry.state.tail
+        durable = await self._persistence.append(commit)
+        pending = self._apply(entry, request, decision, durable)
+        return decision, pending, entry.state.tail
+
+    def _decide_and_store_now(
+        self, entry: _Entry, request: AppendRequest
+    ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
+        """:meth:`_decide_and_store` for an inline backend, without a coroutine."""
+        decision, commit = self._decide(entry, request)
+        if commit is None:
+            return decision, entry.pending, entry.state.tail
+        self._persistence.append_now(commit)
+        return decision, self._apply(entry, request, decision, None), entry.state.tail
+
+    def _decide(
+        self, entry: _Entry, request: AppendRequest
+    ) -> tuple[_rules.AppendDecision, AppendCommit | None]:
+        """Decide one append: what to store (None for a duplicate), space reserved."""
         if self._entries.get(request.path) is not entry or entry.state.soft_deleted:
             raise StreamNotFound()
         state = entry.state
         decision = _rules.decide_append(state, request, self._max_stream_bytes)
         if decision.outcome is AppendOutcome.DUPLICATE:
-            pending = entry.pending
-        else:
-            self._persistence.reserve(decision.size)
-            commit = AppendCommit(
-                stream_id=state.stream_id,
-                start=state.tail,
-                messages=decision.messages,
-                producer=decision.producer,
-                writer=request.writer,
-                stream_seq=request.stream_seq,
-                close=decision.close,
-                last_access=state.last_access,
-            )
-            durable = await self._persistence.append(commit)
-            pending = None if durable is None else self._guard(entry, durable, _Mark.of(state))
-            _rules.apply_decision(state, request, decision)
-            entry.pending = pending
-        return decision, pending, state.tail
+            return decision, None
+        self._persistence.reserve(decision.size)
+        commit = AppendCommit(
+            stream_id=state.stream_id,
+            start=state.tail,
+            messages=decision.messages,
+            producer=decision.producer,
+            writer=request.writer,
+            stream_seq=request.stream_seq,
+            close=decision.close,
+            last_access=state.last_access,
+        )
+        return decision, commit
+
+    def _apply(
+        self,
+        entry: _Entry,
+        request: AppendRequest,
+        decision: _rules.AppendDecision,
+        durable: Awaitable[None] | None,
+    ) -> asyncio.Future[None] | None:
+        """Apply a stored append to the state; the wait for its durability, if any."""
+        state = entry.state
+        pending = None if durable is None else self._guard(entry, durable, _Mark.of(state))
+        _rules.apply_decision(state, request, decision)
+        entry.pending = pending
+        return pending
 
     async def read(self, path: str, offset: int | Sentinel, max_bytes: int) -> ReadResult:
         entry = await self._lookup(path, touch=True)

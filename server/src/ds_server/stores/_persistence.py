@@ -53,8 +53,9 @@ class Chunk:
 class Persistence(abc.ABC):
     """Storage of stream states and bytes for one backend."""
 
-    # True when append() never suspends (it stores in memory and returns None):
-    # the engine then skips the task that protects a write from cancellation.
+    # True when the backend stores an append at once (append_now): the engine
+    # then needs no task to protect the write from cancellation, and no
+    # coroutine at all on the append path.
     inline = False
 
     async def open(self) -> list[StreamState]:
@@ -78,6 +79,10 @@ class Persistence(abc.ABC):
         Returning before the fsync lets concurrent appends share one
         (group commit); the engine acknowledges only after the awaitable.
         """
+
+    def append_now(self, commit: AppendCommit) -> None:
+        """Store an append durably before returning; only backends that are ``inline``."""
+        raise NotImplementedError
 
     @abc.abstractmethod
     async def save_state(self, state: StreamState) -> None:

@@ -55,6 +55,9 @@ class MemoryPersistence(Persistence):
         self._memory_bytes += log.add(state.fork_offset, messages)
 
     async def append(self, commit: AppendCommit) -> None:
+        self.append_now(commit)
+
+    def append_now(self, commit: AppendCommit) -> None:
         self._memory_bytes += self._logs[commit.stream_id].add(commit.start, commit.messages)
 
     async def save_state(self, state: StreamState) -> None:
