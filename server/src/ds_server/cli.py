@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
         loop="uvloop",
         http="httptools",
         lifespan="on",
-        # No WebSocket routes: don't load a WebSocket library (~0.6 MiB of RSS).
+        # No WebSocket routes: don't load a WebSocket library (~0.5 MiB of RSS).
         ws="none",
         log_level=args.log_level,
         access_log=False,
