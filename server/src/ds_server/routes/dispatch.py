@@ -83,14 +83,13 @@ class StreamDispatcher:
             reply = Reply(500, {h.CONTENT_TYPE: "text/plain; charset=utf-8"}, b"internal error\n")
         # Sent here rather than in a helper coroutine: one less per request.
         headers = self._response_headers(request, reply)
-        if reply.stream is None:
-            if reply.status not in _NO_LENGTH:
-                headers.append((b"content-length", str(len(reply.body)).encode()))
-            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-            await send({"type": "http.response.body", "body": reply.body, "more_body": False})
-            return
+        if reply.stream is None and reply.status not in _NO_LENGTH:
+            headers.append((b"content-length", str(len(reply.body)).encode()))
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-        await _stream_until_disconnect(reply, receive, send)
+        if reply.stream is None:
+            await send({"type": "http.response.body", "body": reply.body, "more_body": False})
+        else:
+            await _stream_until_disconnect(reply, receive, send)
 
     async def _in_bucket(self, route: tuple[str, str]) -> str:
         bucket, stream = route

@@ -266,22 +266,16 @@ class LogStore(Store):
     ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
         """Decide and store one append under the stream's lock; apply it to the state."""
         async with entry.lock:
-            return await self._decide_and_store(entry, request)
-
-    async def _decide_and_store(
-        self, entry: _Entry, request: AppendRequest
-    ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
-        decision, commit = self._decide(entry, request)
-        if commit is None:
-            return decision, entry.pending, entry.state.tail
-        durable = await self._persistence.append(commit)
-        pending = self._apply(entry, request, decision, durable)
-        return decision, pending, entry.state.tail
+            decision, commit = self._decide(entry, request)
+            if commit is None:
+                return decision, entry.pending, entry.state.tail
+            durable = await self._persistence.append(commit)
+            return decision, self._apply(entry, request, decision, durable), entry.state.tail
 
     def _decide_and_store_now(
         self, entry: _Entry, request: AppendRequest
     ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
-        """:meth:`_decide_and_store` for an inline backend, without a coroutine."""
+        """:meth:`_write` for an inline backend: no lock, no coroutine."""
         decision, commit = self._decide(entry, request)
         if commit is None:
             return decision, entry.pending, entry.state.tail
@@ -303,6 +297,7 @@ class LogStore(Store):
             stream_id=state.stream_id,
             start=state.tail,
             messages=decision.messages,
+            size=decision.size,
             producer=decision.producer,
             writer=request.writer,
             stream_seq=request.stream_seq,

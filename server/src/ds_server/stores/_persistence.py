@@ -29,15 +29,12 @@ class AppendCommit:
     stream_id: str
     start: int  # stream offset of the first message
     messages: tuple[bytes, ...]
+    size: int  # bytes in messages
     producer: ProducerClaim | None
     writer: str
     stream_seq: str | None
     close: bool
     last_access: float
-
-    @property
-    def size(self) -> int:
-        return sum(len(message) for message in self.messages)
 
 
 # Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
