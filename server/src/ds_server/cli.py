@@ -9,6 +9,7 @@ import logging
 import uvicorn
 
 from ds_server.app import asgi_app, create_app
+from ds_server.freed_memory import keep_freed_memory
 from ds_server.settings import Settings
 
 
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         timeout_graceful_shutdown=2,
     )
     _tune_gc()
+    keep_freed_memory(settings.server.keep_freed_memory_bytes)
     uvicorn.Server(config).run()
 
 

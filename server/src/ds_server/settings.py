@@ -23,6 +23,9 @@ class ServerSection(BaseModel):
     sse_keepalive_secs: float = Field(default=15.0, gt=0)
     # Largest body a single catch-up read returns; clients page with Stream-Next-Offset.
     read_chunk_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # Freed memory kept for reuse by later requests, released every 10 s
+    # (glibc only; 0 = the allocator's defaults). See ds_server.freed_memory.
+    keep_freed_memory_bytes: int = Field(default=128 * 1024 * 1024, ge=0, le=2**31 - 1)
 
 
 class HttpSection(BaseModel):
