@@ -10,6 +10,7 @@ import uvicorn
 
 from ds_server.app import asgi_app, create_app
 from ds_server.freed_memory import keep_freed_memory
+from ds_server.http_protocol import LeanHttpToolsProtocol
 from ds_server.settings import Settings
 
 
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
         host=host,
         port=port,
         loop="uvloop",
-        http="httptools",
+        http=LeanHttpToolsProtocol,
         lifespan="on",
         # No WebSocket routes: don't load a WebSocket library (~0.5 MiB of RSS).
         ws="none",

@@ -1,0 +1,189 @@
+"""The lean HTTP protocol answers every exchange byte for byte as uvicorn's own does.
+
+Both protocols serve the same small ASGI app on real loopback sockets; each
+exchange is sent raw to each, and the responses (less the Date header) must
+match. Keep-alive, the one place the lean protocol works differently, has
+its own tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import uvicorn
+from ds_server.http_protocol import LeanHttpToolsProtocol
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    Message = dict[str, Any]
+
+KEEP_ALIVE_SECS = 0.5
+_DATE = re.compile(rb"^date: [^\r]*\r\n", re.MULTILINE)
+
+
+async def _app(scope: Message, receive: Any, send: Any) -> None:
+    """Echoes what it was given; a few paths send unusual responses."""
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body", False):
+            break
+    path = scope["path"]
+    if path == "/chunked":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"one ", "more_body": True})
+        await send({"type": "http.response.body", "body": b"two"})
+    elif path == "/bad-header":
+        headers = [(b"x-bad", b"a\nb")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+    elif path == "/empty":
+        await send({"type": "http.response.start", "status": 204, "headers": [(b"X-Mixed", b"1")]})
+        await send({"type": "http.response.body", "body": b""})
+    elif path == "/fail":
+        raise RuntimeError("the app failed")
+    else:
+        echo = {
+            "scope": {
+                key: scope[key]
+                for key in ("type", "asgi", "http_version", "method", "scheme", "path", "root_path")
+            },
+            "raw_path": scope["raw_path"].decode("latin-1"),
+            "query_string": scope["query_string"].decode("latin-1"),
+            "headers": [[n.decode("latin-1"), v.decode("latin-1")] for n, v in scope["headers"]],
+            "body_length": len(body),
+            "body_type": type(body).__name__,
+            "state": scope["state"],
+        }
+        payload = json.dumps(echo).encode()
+        length = b"%d" % len(payload)
+        headers = [(b"content-type", b"application/json"), (b"content-length", length)]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+
+@contextlib.asynccontextmanager
+async def _serving(http: Any) -> AsyncIterator[int]:
+    config = uvicorn.Config(
+        _app,
+        host="127.0.0.1",
+        port=0,
+        http=http,
+        ws="none",
+        lifespan="off",
+        log_level="critical",
+        access_log=False,
+        timeout_keep_alive=KEEP_ALIVE_SECS,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), "the server did not start"
+        await asyncio.sleep(0.01)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def _exchange(port: int, *parts: bytes, expect_interim: bool = False) -> bytes:
+    """Send ``parts`` on a fresh connection, close the write side, read until the server closes."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(parts[0])
+        if expect_interim:
+            interim = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            assert interim == b"HTTP/1.1 100 Continue\r\n\r\n"
+        for part in parts[1:]:
+            writer.write(part)
+        await writer.drain()
+        received = b""
+        with contextlib.suppress(TimeoutError):
+            # Keep-alive connections stay open: read until they go quiet.
+            while chunk := await asyncio.wait_for(reader.read(1 << 20), 0.3):
+                received += chunk
+        return _DATE.sub(b"", received)
+    finally:
+        writer.close()
+
+
+def _post(path: str, body: bytes, *headers: bytes) -> bytes:
+    head = b"POST %s HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n" % (path.encode(), len(body))
+    return head + b"".join(h + b"\r\n" for h in headers) + b"\r\n" + body
+
+
+EXCHANGES: dict[str, tuple[bytes, ...]] = {
+    "get with a query": (b"GET /echo?x=1&y=%20 HTTP/1.1\r\nHost: t\r\nX-Case: AbC\r\n\r\n",),
+    "post": (_post("/echo", b"x" * 100, b"Content-Type: application/octet-stream"),),
+    "pipelined": (
+        _post("/echo", b"a" * 10) + _post("/echo", b"b" * 20) + b"GET /e HTTP/1.1\r\n\r\n",
+    ),
+    "body in pieces": (
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 9\r\n\r\nabc",
+        b"def",
+        b"ghi",
+    ),
+    "chunked request": (
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n",
+    ),
+    "large body": (_post("/echo", b"z" * (3 * 1024 * 1024 + 17)),),
+    "chunked response": (b"GET /chunked HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "head": (b"HEAD /echo HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "no content": (b"GET /empty HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "invalid response header": (b"GET /bad-header HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "app error": (b"GET /fail HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "http/1.0": (b"GET /echo HTTP/1.0\r\nHost: t\r\n\r\n",),
+    "connection close": (b"GET /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",),
+    "percent-encoded path": (b"GET /a%20b/%E2%9C%93 HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "malformed request": (b"GET /echo HTTP/1.1\r\nHost t\r\n\r\n",),
+}
+
+
+@pytest.mark.parametrize("name", list(EXCHANGES))
+async def test_responses_match_uvicorns_own_protocol(name: str) -> None:
+    parts = EXCHANGES[name]
+    async with _serving("httptools") as port:
+        expected = await _exchange(port, *parts)
+    async with _serving(LeanHttpToolsProtocol) as port:
+        actual = await _exchange(port, *parts)
+    assert actual == expected
+    assert expected or name == "invalid response header"
+
+
+async def test_expect_100_continue_is_answered_before_the_body() -> None:
+    head = b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
+    async with _serving(LeanHttpToolsProtocol) as port:
+        response = await _exchange(port, head, b"hello", expect_interim=True)
+    assert response.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert b'"body_length": 5' in response
+
+
+async def test_an_idle_connection_is_closed_after_the_keep_alive_timeout() -> None:
+    async with _serving(LeanHttpToolsProtocol) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /empty HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 204")
+        # The server closes: read() returns b"" rather than timing out.
+        assert await asyncio.wait_for(reader.read(), KEEP_ALIVE_SECS * 10) == b""
+        writer.close()
+
+
+async def test_a_busy_connection_outlives_the_keep_alive_timeout() -> None:
+    async with _serving(LeanHttpToolsProtocol) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        # Requests for four times the timeout, each after a pause shorter than it.
+        for _ in range(16):
+            writer.write(b"GET /empty HTTP/1.1\r\nHost: t\r\n\r\n")
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 204")
+            await asyncio.sleep(KEEP_ALIVE_SECS / 4)
+        writer.close()
