@@ -16,12 +16,10 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ds_server.auth.scopes import Scopes
+from ds_server.protocol import headers as h
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-PAYLOAD_HEADER = "X-JWT-Payload"
-SUB_HEADER = "X-JWT-Sub"
 
 
 class InvalidIdentity(ValueError):
@@ -41,8 +39,8 @@ def identity_from_headers(headers: Iterable[tuple[bytes, bytes]], scope_claim: s
 
     ``MalformedScopes`` propagates: the token is genuine but grants nothing usable.
     """
-    payload_name = PAYLOAD_HEADER.lower().encode()
-    sub_name = SUB_HEADER.lower().encode()
+    payload_name = h.IDENTITY_PAYLOAD.encode()
+    sub_name = h.WRITER_IDENTITY.encode()
     payloads: list[bytes] = []
     subs: list[bytes] = []
     for name, value in headers:

@@ -23,6 +23,8 @@ STREAM_EXPIRES_AT = "stream-expires-at"
 STREAM_SSE_DATA_ENCODING = "stream-sse-data-encoding"
 STREAM_FORKED_FROM = "stream-forked-from"
 STREAM_FORK_OFFSET = "stream-fork-offset"
+# Moves a fork point past Stream-Fork-Offset, by bytes or (JSON) messages.
+STREAM_FORK_SUB_OFFSET = "stream-fork-sub-offset"
 STREAM_SNAPSHOT_OFFSET = "stream-snapshot-offset"
 
 PRODUCER_ID = "producer-id"
@@ -31,7 +33,9 @@ PRODUCER_SEQ = "producer-seq"
 PRODUCER_EXPECTED_SEQ = "producer-expected-seq"
 PRODUCER_RECEIVED_SEQ = "producer-received-seq"
 
-# Identity forwarded by the gateway; scopes Stream-Seq per writer.
+# Identity forwarded by the gateway (auth.identity): the verified token's
+# payload, and its sub, which also scopes Stream-Seq per writer.
+IDENTITY_PAYLOAD = "x-jwt-payload"
 WRITER_IDENTITY = "x-jwt-sub"
 
 TRUE = "true"

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 # Stream-Forked-From may name the source on either surface; both share one namespace.
 SURFACE_PREFIXES = ("/v1/stream", "/ds")
-_SUB_OFFSET_HEADER = "stream-fork-sub-offset"
 
 
 async def create(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
@@ -141,7 +140,7 @@ def _expiry(headers: Mapping[str, str]) -> Expiry:
 def _fork_spec(headers: Mapping[str, str]) -> ForkSpec | None:
     source = headers.get(h.STREAM_FORKED_FROM)
     offset_text = headers.get(h.STREAM_FORK_OFFSET)
-    sub_text = headers.get(_SUB_OFFSET_HEADER)
+    sub_text = headers.get(h.STREAM_FORK_SUB_OFFSET)
     if source is None:
         if offset_text is not None or sub_text is not None:
             raise BadRequest("fork offsets need Stream-Forked-From")
