@@ -42,8 +42,10 @@ def keep_freed_memory(limit_bytes: int, release_every_secs: float = RELEASE_INTE
 
     Returns whether the allocator was tuned (glibc, and a limit above 0).
     """
+    if limit_bytes <= 0:
+        return False
     libc = _glibc()
-    if libc is None or limit_bytes <= 0:
+    if libc is None:
         return False
     # Setting either threshold stops glibc from adjusting them itself, so set
     # both: blocks up to 32 MiB come from the heap, where freed ones are reused.

@@ -33,7 +33,7 @@ from uvicorn.protocols.http.httptools_impl import (
 )
 
 if TYPE_CHECKING:
-    from uvicorn._types import ASGIReceiveEvent, ASGISendEvent, HTTPScope
+    from uvicorn._types import ASGISendEvent, HTTPScope
 
 _NO_BODY_STATUSES = frozenset((204, 304))
 
@@ -114,7 +114,8 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
         if cycle.response_complete or (self.parser.should_upgrade() and self._should_upgrade()):
             return
         # Most bodies arrive whole: keep the parser's bytes rather than copy
-        # them into a bytearray and back (receive() passes bytes through).
+        # them into a bytearray and back (uvicorn's receive() hands the body
+        # on as bytes(body), which is the same object for bytes).
         if cycle.body:
             cycle.body += body
         else:
@@ -187,7 +188,7 @@ class LeanCycle(RequestResponseCycle):
         self.disconnected = False
         self.keep_alive = keep_alive
         self.waiting_for_100_continue = protocol.expect_100_continue
-        self.body = b""  # type: ignore[assignment]
+        self.body = bytearray()
         self.more_body = True
         self.response_started = False
         self.response_complete = False
@@ -243,22 +244,3 @@ class LeanCycle(RequestResponseCycle):
             content.append(b"transfer-encoding: chunked\r\n")
         content.append(b"\r\n")
         self.transport.write(b"".join(content))
-
-    async def receive(self) -> ASGIReceiveEvent:
-        if self.waiting_for_100_continue and not self.transport.is_closing():
-            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-            self.waiting_for_100_continue = False
-        if not self.disconnected and not self.response_complete:
-            self.flow.resume_reading()
-            await self.message_event.wait()
-            self.message_event.clear()
-        if self.disconnected or self.response_complete:
-            return {"type": "http.disconnect"}
-        # bytes() of a bytes object is that object: no copy for a body kept whole.
-        message: ASGIReceiveEvent = {
-            "type": "http.request",
-            "body": bytes(self.body),
-            "more_body": self.more_body,
-        }
-        self.body = b""  # type: ignore[assignment]
-        return message
