@@ -9,8 +9,12 @@ UV := $(TOOLS)/bin/uv
 VENV := .venv
 PY := $(VENV)/bin/python
 CONFORMANCE_BACKENDS ?= memory sqlite file-durable file-fast
+# The compiled ds-server: its wheel, and that wheel unpacked for PYTHONPATH.
+DIST := build/dist
+COMPILED := build/compiled
+SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
 
-.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance docs fmt clean bench bench-storage bench-extensions
+.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -37,7 +41,7 @@ dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server 
 dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth)
 	$(VENV)/bin/ds-server
 
-test: setup lint typecheck unit conformance docs ## Lint, type-check, unit/HTTP tests, conformance, docs build
+test: setup lint typecheck unit conformance conformance-compiled docs ## Lint, type-check, unit/HTTP tests, conformance (plain and compiled), docs build
 
 lint: $(VENV)/.synced ## ruff lint + format check
 	$(VENV)/bin/ruff check .
@@ -55,6 +59,25 @@ extensions: $(VENV)/.synced ## The /ds extension suite against a real ds-server,
 conformance: setup ## The official conformance suite against a real ds-server, per backend
 	$(PY) server/tests/conformance/run.py $(CONFORMANCE_BACKENDS)
 
+# mypyc compiles the hot modules (the list is in server/pyproject.toml); the
+# wheel keeps the .py sources beside them. No build isolation: mypyc needs the
+# workspace's dependencies to see their types.
+$(COMPILED)/.built: $(VENV)/.synced $(SERVER_SOURCES)
+	@# Built from a copy: the build leaves compiled modules beside the sources,
+	@# where they would shadow the .py files of the editable install.
+	rm -rf $(DIST) $(COMPILED) build/server
+	mkdir -p build/server && cp -r server/pyproject.toml server/src build/server/
+	HATCH_BUILD_HOOK_ENABLE_MYPYC=1 $(UV) build --wheel --no-build-isolation \
+		--python $(PY) --out-dir $(DIST) build/server
+	$(PY) -m zipfile -e $(DIST)/ds_server-*.whl $(COMPILED)
+	@touch $@
+
+wheel: $(COMPILED)/.built ## The compiled ds-server wheel (mypyc), in build/dist
+	@ls $(DIST)/*.whl
+
+conformance-compiled: setup $(COMPILED)/.built ## The conformance suite against the compiled ds-server, per backend
+	PYTHONPATH=$(COMPILED) $(PY) server/tests/conformance/run.py --compiled $(CONFORMANCE_BACKENDS)
+
 docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict)
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
@@ -66,11 +89,12 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 BENCH_ARGS ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-bench: $(VENV)/.synced bench/node/node_modules/.installed ## ds-server vs the Node reference server, all scenarios (not part of `make test`)
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	@# Fresh bytecode, so the many server starts don't each recompile the sources.
 	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
-	$(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
+	@# The compiled build is what production runs (`make wheel`), so it is what's measured.
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
 
 bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput per backend, start-up time
 	$(VENV)/bin/ds-bench storage
@@ -83,4 +107,4 @@ fmt: $(VENV)/.synced ## Format and auto-fix
 	$(VENV)/bin/ruff check --fix .
 
 clean: ## Remove build and test artefacts (keeps .venv and node_modules)
-	rm -rf site .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf site build .pytest_cache .mypy_cache .ruff_cache .hypothesis

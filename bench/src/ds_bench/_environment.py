@@ -70,6 +70,8 @@ def describe(data_root: Path) -> dict[str, object]:
         "node_server": _package_version("@durable-streams/server"),
         "node_client": _package_version("@durable-streams/client"),
         "ds_server_revision": rev + ("+local changes" if dirty not in ("", "unknown") else ""),
+        # What the server processes will run: `make bench` puts the compiled build first.
+        "ds_server_build": _first_line([sys.executable, "-m", "ds_server", "--version"]),
         "data_root": str(data_root),
         "data_root_fs": _filesystem(data_root),
     }

@@ -136,6 +136,13 @@ def _num(value: float | None) -> str:
     return f"{value:.2f}"
 
 
+def _build(meta: dict[str, object]) -> str:
+    """``compiled; `` or ``plain Python; `` from the server's --version line, if recorded."""
+    described = str(meta.get("ds_server_build", ""))
+    kind = described.rpartition("(")[2].rstrip(")")
+    return f"{kind}; " if kind else ""
+
+
 def markdown(rows: list[Row], cpu: list[CpuRow], meta: dict[str, object]) -> str:
     """The results table, the CPU table, and a line on what ran where."""
     lines = [
@@ -143,7 +150,7 @@ def markdown(rows: list[Row], cpu: list[CpuRow], meta: dict[str, object]) -> str
         f"{' (quick sizes)' if meta.get('quick') else ''}, {meta['timestamp']}"
         f"{_duration(meta)}; "
         f"{meta['cores']} {TIMES} {meta['cpu']}; ds-server `{meta['ds_server_revision']}` "
-        f"(durable backend `{meta['durable_backend']}`), "
+        f"({_build(meta)}durable backend `{meta['durable_backend']}`), "
         f"@durable-streams/server {meta['node_server']} on Node {meta['node']}; "
         f"fan-out writer at {meta.get('fanout_rate', '?')} msg/s.",
         "",

@@ -8,6 +8,7 @@ import logging
 
 import uvicorn
 
+from ds_server import build
 from ds_server.app import asgi_app, create_app
 from ds_server.freed_memory import keep_freed_memory
 from ds_server.http_protocol import LeanHttpToolsProtocol
@@ -20,11 +21,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", help="override DS_SERVER__HOST")
     parser.add_argument("--port", type=int, help="override DS_SERVER__PORT")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    parser.add_argument("--version", action="version", version=build.describe())
     args = parser.parse_args(argv)
     settings = Settings()
     host = args.host or settings.server.host
     port = settings.server.port if args.port is None else args.port
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
+    logging.getLogger("ds_server").info("%s", build.describe())
     app = create_app(settings)
     config = uvicorn.Config(
         asgi_app(app),

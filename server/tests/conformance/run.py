@@ -1,10 +1,14 @@
 """Run the official conformance suite against a real ds-server process.
 
-Usage: python server/tests/conformance/run.py [BACKEND ...]
+Usage: python server/tests/conformance/run.py [--compiled] [BACKEND ...]
 
 For each backend: start ``ds-server`` on a free loopback port (with a fresh
 data directory), wait for /healthz, run the vitest suite in conformance/,
 stop the server. Exits non-zero if any run fails.
+
+``--compiled`` first checks that the server runs the compiled build (put on
+``PYTHONPATH`` by ``make conformance-compiled``), so a build that failed to
+load can't pass as plain Python.
 """
 
 from __future__ import annotations
@@ -49,8 +53,24 @@ def run_suite(backend: str) -> int:
             return completed.returncode
 
 
+def require_compiled() -> None:
+    described = subprocess.run(
+        [sys.executable, "-m", "ds_server", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    print(f"== {described}", flush=True)
+    if "(compiled)" not in described:
+        sys.exit("the compiled ds-server did not load; is its build on PYTHONPATH?")
+
+
 def main() -> None:
-    backends = sys.argv[1:] or ["memory"]
+    args = sys.argv[1:]
+    if "--compiled" in args:
+        args.remove("--compiled")
+        require_compiled()
+    backends = args or ["memory"]
     failed = [backend for backend in backends if run_suite(backend) != 0]
     if failed:
         print(f"conformance failed for: {', '.join(failed)}", file=sys.stderr)

@@ -151,12 +151,15 @@ async def _stream_until_disconnect(reply: Reply, receive: Receive, send: Send) -
     finally:
         for task in (pumping, watching):
             task.cancel()
-        for task in (pumping, watching):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            with contextlib.suppress(Exception):
-                await aclose()
+        try:
+            # Both have ended when this returns; a failed pump is logged below.
+            # (Not `with suppress(...): await task` per task: compiled with
+            # mypyc, that let the swallowed CancelledError escape.)
+            await asyncio.gather(pumping, watching, return_exceptions=True)
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
     if pumping.done() and not pumping.cancelled() and pumping.exception() is not None:
         log.error("stream response failed", exc_info=pumping.exception())
