@@ -71,9 +71,9 @@ async def _app(scope: Message, receive: Any, send: Any) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _serving(http: Any) -> AsyncIterator[int]:
+async def _server(http: Any, app: Any = _app) -> AsyncIterator[uvicorn.Server]:
     config = uvicorn.Config(
-        _app,
+        app,
         host="127.0.0.1",
         port=0,
         http=http,
@@ -82,6 +82,7 @@ async def _serving(http: Any) -> AsyncIterator[int]:
         log_level="critical",
         access_log=False,
         timeout_keep_alive=KEEP_ALIVE_SECS,
+        timeout_graceful_shutdown=1,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -89,10 +90,22 @@ async def _serving(http: Any) -> AsyncIterator[int]:
         assert not task.done(), "the server did not start"
         await asyncio.sleep(0.01)
     try:
-        yield server.servers[0].sockets[0].getsockname()[1]
+        yield server
     finally:
         server.should_exit = True
-        await task
+        # A generous bound: a shutdown that hangs fails here instead of the run.
+        await asyncio.wait_for(task, 30)
+
+
+def _port(server: uvicorn.Server) -> int:
+    port: int = server.servers[0].sockets[0].getsockname()[1]
+    return port
+
+
+@contextlib.asynccontextmanager
+async def _serving(http: Any) -> AsyncIterator[int]:
+    async with _server(http) as server:
+        yield _port(server)
 
 
 async def _exchange(port: int, *parts: bytes, expect_interim: bool = False) -> bytes:
@@ -187,3 +200,46 @@ async def test_a_busy_connection_outlives_the_keep_alive_timeout() -> None:
             assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 204")
             await asyncio.sleep(KEEP_ALIVE_SECS / 4)
         writer.close()
+
+
+async def test_a_connection_has_one_task_for_all_its_requests_until_it_closes() -> None:
+    async with _server(LeanHttpToolsProtocol) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", _port(server))
+        for _ in range(3):
+            writer.write(b"GET /empty HTTP/1.1\r\nHost: t\r\n\r\n")
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 204")
+            assert len(server.server_state.tasks) == 1
+        (worker,) = server.server_state.tasks
+        writer.close()
+        await asyncio.wait_for(worker, 30)  # ends once the server sees the close
+        assert not server.server_state.tasks
+
+
+async def test_shutdown_closes_an_idle_keep_alive_connection() -> None:
+    async with _server(LeanHttpToolsProtocol) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", _port(server))
+        writer.write(b"GET /empty HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 204")
+    # Leaving the block shut the server down; the open connection did not hold it.
+    assert await reader.read() == b""
+    assert not server.server_state.tasks
+    writer.close()
+
+
+async def test_a_request_still_running_at_shutdown_is_cancelled_and_its_task_ends() -> None:
+    started = asyncio.Event()
+
+    async def endless(scope: Message, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            started.set()
+            await asyncio.Event().wait()
+
+    async with _server(LeanHttpToolsProtocol, endless) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", _port(server))
+        writer.write(b"GET /forever HTTP/1.1\r\nHost: t\r\n\r\n")
+        await started.wait()
+    # The graceful timeout passed, the request was cancelled, the connection closed.
+    assert (await reader.read()).startswith(b"HTTP/1.1 200 OK\r\n")
+    assert not server.server_state.tasks
+    writer.close()
