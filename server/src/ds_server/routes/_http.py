@@ -8,7 +8,6 @@ up with the Node reference server. Everything else stays on Litestar.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -89,12 +88,22 @@ class SendSlot:
         self.send: Send | None = None
 
 
-@dataclass(slots=True)
 class Reply:
     """A response: status, headers, and a body that is bytes or an async stream of chunks."""
 
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    stream: AsyncIterator[bytes] | None = None
-    send_slot: SendSlot | None = None
+    # A plain class for speed, as stores.base.AppendRequest is.
+    __slots__ = ("body", "headers", "send_slot", "status", "stream")
+
+    def __init__(
+        self,
+        status: int,
+        headers: dict[str, str] | None = None,
+        body: bytes = b"",
+        stream: AsyncIterator[bytes] | None = None,
+        send_slot: SendSlot | None = None,
+    ) -> None:
+        self.status = status
+        self.headers = {} if headers is None else headers
+        self.body = body
+        self.stream = stream
+        self.send_slot = send_slot

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ds_server.protocol.offsets import Sentinel
 from ds_server.stores import _rules
+from ds_server.stores._commit import AppendCommit
 from ds_server.stores._forks import resolve_fork_offset
-from ds_server.stores._persistence import AppendCommit
 from ds_server.stores._rules import StreamState
 from ds_server.stores.base import (
     AppendOutcome,

@@ -16,25 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
 
+    from ds_server.stores._commit import AppendCommit
     from ds_server.stores._rules import StreamState
-    from ds_server.stores.base import ProducerClaim
-
-
-# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
-# Treat as immutable.
-@dataclass(slots=True)
-class AppendCommit:
-    """Everything one append changes, to be made durable together."""
-
-    stream_id: str
-    start: int  # stream offset of the first message
-    messages: tuple[bytes, ...]
-    size: int  # bytes in messages
-    producer: ProducerClaim | None
-    writer: str
-    stream_seq: str | None
-    close: bool
-    last_access: float
 
 
 # Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.

@@ -127,19 +127,28 @@ def matches_existing(state: StreamState, request: CreateRequest, expiry: Expiry)
     return fork.offset is None or fork.offset == state.fork_requested_offset
 
 
-# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
-# Treat as immutable.
-@dataclass(slots=True)
+# A plain class for speed, as base.AppendRequest is. Treat as immutable.
 class AppendDecision:
     """What an append will do: write ``messages`` (maybe none), maybe close, update producer."""
 
-    outcome: AppendOutcome
-    messages: tuple[bytes, ...] = ()
-    size: int = 0  # bytes in messages
-    close: bool = False
-    producer: ProducerClaim | None = None
-    # For duplicates: the producer state to echo.
-    echo: ProducerState | None = None
+    __slots__ = ("close", "echo", "messages", "outcome", "producer", "size")
+
+    def __init__(
+        self,
+        outcome: AppendOutcome,
+        messages: tuple[bytes, ...] = (),
+        size: int = 0,  # bytes in messages
+        close: bool = False,
+        producer: ProducerClaim | None = None,
+        # For duplicates: the producer state to echo.
+        echo: ProducerState | None = None,
+    ) -> None:
+        self.outcome = outcome
+        self.messages = messages
+        self.size = size
+        self.close = close
+        self.producer = producer
+        self.echo = echo
 
 
 def decide_append(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -62,19 +62,31 @@ class ProducerClaim:
     seq: int
 
 
-# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
-# Treat as immutable.
-@dataclass(slots=True)
+# A plain class, not a dataclass: built on every request, and once compiled
+# with mypyc a dataclass still constructs through the interpreted __init__
+# that dataclasses generates (~8x slower than a compiled one). Treat as immutable.
 class AppendRequest:
-    path: str
-    # The request's Content-Type; None when the body is empty (close-only).
-    content_type: str | None
-    messages: tuple[bytes, ...]
-    close: bool = False
-    stream_seq: str | None = None
-    # Stream-Seq ordering is scoped per writer identity (X-JWT-Sub), "" when anonymous.
-    writer: str = ""
-    producer: ProducerClaim | None = None
+    __slots__ = ("close", "content_type", "messages", "path", "producer", "stream_seq", "writer")
+
+    def __init__(
+        self,
+        path: str,
+        # The request's Content-Type; None when the body is empty (close-only).
+        content_type: str | None,
+        messages: tuple[bytes, ...],
+        close: bool = False,
+        stream_seq: str | None = None,
+        # Stream-Seq ordering is scoped per writer identity (X-JWT-Sub), "" when anonymous.
+        writer: str = "",
+        producer: ProducerClaim | None = None,
+    ) -> None:
+        self.path = path
+        self.content_type = content_type
+        self.messages = messages
+        self.close = close
+        self.stream_seq = stream_seq
+        self.writer = writer
+        self.producer = producer
 
 
 # Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
@@ -160,18 +172,26 @@ class AppendOutcome(enum.Enum):
     CLOSED = "closed"  # a close-only request (possibly a repeat)
 
 
-# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
-# Treat as immutable.
-@dataclass(slots=True)
+# A plain class for speed, as AppendRequest is. Treat as immutable.
 class AppendResult:
     """What an append's answer needs: its outcome, and the stream's end as it left it."""
 
-    outcome: AppendOutcome
-    tail: int  # this write's end (a duplicate's: the stream's visible tail)
-    closed: bool
-    # Echoed producer state: the epoch and the highest accepted seq.
-    producer_epoch: int | None = None
-    producer_seq: int | None = None
+    __slots__ = ("closed", "outcome", "producer_epoch", "producer_seq", "tail")
+
+    def __init__(
+        self,
+        outcome: AppendOutcome,
+        tail: int,  # this write's end (a duplicate's: the stream's visible tail)
+        closed: bool,
+        # Echoed producer state: the epoch and the highest accepted seq.
+        producer_epoch: int | None = None,
+        producer_seq: int | None = None,
+    ) -> None:
+        self.outcome = outcome
+        self.tail = tail
+        self.closed = closed
+        self.producer_epoch = producer_epoch
+        self.producer_seq = producer_seq
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,15 +200,22 @@ class CreateResult:
     info: StreamInfo
 
 
-# Not frozen: built on every request, and frozen dataclasses cost ~7x to construct.
-# Treat as immutable.
-@dataclass(slots=True)
+# A plain class for speed, as AppendRequest is. Treat as immutable.
 class ReadResult:
-    info: StreamInfo
-    start: int
-    next_offset: int
-    # Message payloads (JSON) or byte slices, in stream order.
-    chunks: list[bytes] = field(default_factory=list)
+    __slots__ = ("chunks", "info", "next_offset", "start")
+
+    def __init__(
+        self,
+        info: StreamInfo,
+        start: int,
+        next_offset: int,
+        # Message payloads (JSON) or byte slices, in stream order.
+        chunks: list[bytes] | None = None,
+    ) -> None:
+        self.info = info
+        self.start = start
+        self.next_offset = next_offset
+        self.chunks = [] if chunks is None else chunks
 
     @property
     def up_to_date(self) -> bool:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
-    from ds_server.stores._persistence import AppendCommit
+    from ds_server.stores._commit import AppendCommit
     from ds_server.stores._rules import StreamState
 
 

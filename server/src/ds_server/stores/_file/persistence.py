@@ -52,11 +52,12 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
     from typing import TypeVar
 
+    from ds_server.stores._commit import AppendCommit
     from ds_server.stores._file.catalog import Loaded
     from ds_server.stores._file.codec import Snapshot
     from ds_server.stores._file.files import Found
     from ds_server.stores._file.recovery import Recovered
-    from ds_server.stores._persistence import AppendCommit, Chunk
+    from ds_server.stores._persistence import Chunk
     from ds_server.stores._rules import StreamState
 
     T = TypeVar("T")

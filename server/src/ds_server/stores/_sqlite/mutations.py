@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from ds_server.stores._persistence import AppendCommit
+    from ds_server.stores._commit import AppendCommit
     from ds_server.stores._rules import StreamState
     from ds_server.stores.base import SnapshotInfo
 

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from ds_server.stores._persistence import AppendCommit, Chunk
+    from ds_server.stores._commit import AppendCommit
+    from ds_server.stores._persistence import Chunk
     from ds_server.stores._rules import StreamState
 
 log = logging.getLogger("ds_server.sqlite")

@@ -1,0 +1,51 @@
+"""The record of one append that the engine hands a persistence to make durable."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ds_server.stores.base import ProducerClaim
+
+
+class AppendCommit:
+    """Everything one append changes, to be made durable together.
+
+    A plain class for speed, as ``base.AppendRequest`` is, and in a module of
+    its own so it is compiled while ``_persistence`` (whose ``Persistence``
+    plain-Python backends subclass) is not. Treat as immutable.
+    """
+
+    __slots__ = (
+        "close",
+        "last_access",
+        "messages",
+        "producer",
+        "size",
+        "start",
+        "stream_id",
+        "stream_seq",
+        "writer",
+    )
+
+    def __init__(
+        self,
+        stream_id: str,
+        start: int,  # stream offset of the first message
+        messages: tuple[bytes, ...],
+        size: int,  # bytes in messages
+        producer: ProducerClaim | None,
+        writer: str,
+        stream_seq: str | None,
+        close: bool,
+        last_access: float,
+    ) -> None:
+        self.stream_id = stream_id
+        self.start = start
+        self.messages = messages
+        self.size = size
+        self.producer = producer
+        self.writer = writer
+        self.stream_seq = stream_seq
+        self.close = close
+        self.last_access = last_access
