@@ -12,7 +12,10 @@ This subclass keeps uvicorn's behaviour (the same ASGI scope and messages,
 flow control, pipelining, keep-alive timeout, 500 on application errors)
 and does the same work with less: scope from a per-connection template,
 header checks once per response, one keep-alive timer per idle spell
-rather than per request, one task per connection rather than per request.
+rather than per request, one task per connection rather than per request,
+and the response head built by ``ds_server.response_head``, which the
+compiled build compiles (this module can't be: its classes derive from
+uvicorn's, and compiled so they were slower).
 uvicorn is pinned by the lock file; the tests in
 ``server/tests/http/test_http_protocol.py`` hold this to uvicorn's behaviour.
 """
@@ -26,18 +29,12 @@ from urllib.parse import unquote
 
 import httptools
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavailable
-from uvicorn.protocols.http.httptools_impl import (
-    HEADER_RE,
-    HEADER_VALUE_RE,
-    STATUS_LINE,
-    HttpToolsProtocol,
-    RequestResponseCycle,
-)
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+
+from ds_server.response_head import response_head
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGI3Application, ASGISendEvent, HTTPScope
-
-_NO_BODY_STATUSES = frozenset((204, 304))
 
 
 class LeanHttpToolsProtocol(HttpToolsProtocol):
@@ -242,51 +239,67 @@ class LeanCycle(RequestResponseCycle):
         self.expected_content_length = 0
 
     async def send(self, message: ASGISendEvent) -> None:
-        if self.response_started or self.access_log:
+        if self.access_log:
             await super().send(message)
             return
         if self.flow.write_paused and not self.disconnected:
             await self.flow.drain()
         if self.disconnected:
             return
+        if not self.response_started:
+            self._start(message)
+        elif not self.response_complete:
+            self._body(message)
+        else:
+            kind = message["type"]
+            raise RuntimeError(
+                f"Unexpected ASGI message '{kind}' sent, after response already completed."
+            )
+
+    def _start(self, message: ASGISendEvent) -> None:
         if message["type"] != "http.response.start":
             raise RuntimeError(
                 f"Expected ASGI message 'http.response.start', but got '{message['type']}'."
             )
         self.response_started = True
         self.waiting_for_100_continue = False
-        status = message["status"]
-        headers = [*self.default_headers, *message.get("headers", ())]
-        # The character checks are per character, so one search over all
-        # names and one over all values match uvicorn's two per header.
-        if HEADER_RE.search(b"".join([name for name, _ in headers])):
-            raise RuntimeError("Invalid HTTP header name.")
-        if HEADER_VALUE_RE.search(b"".join([value for _, value in headers])):
-            raise RuntimeError("Invalid HTTP header value.")
-        content = [STATUS_LINE[status]]
-        has_connection_close = False
-        for raw_name, value in headers:
-            name = raw_name.lower()
-            if name == b"content-length" and self.chunked_encoding is None:
-                self.expected_content_length = int(value.decode())
-                self.chunked_encoding = False
-            elif name == b"transfer-encoding" and value.lower() == b"chunked":
-                self.expected_content_length = 0
-                self.chunked_encoding = True
-            elif name == b"connection":
-                tokens = [token.lower().strip() for token in value.split(b",")]
-                if b"close" in tokens:
-                    self.keep_alive = False
-                    has_connection_close = True
-            content += (name, b": ", value, b"\r\n")
-        if not self.keep_alive and not has_connection_close:
-            content.append(b"connection: close\r\n")
-        if (
-            self.chunked_encoding is None
-            and self.scope["method"] != "HEAD"
-            and status not in _NO_BODY_STATUSES
-        ):
-            self.chunked_encoding = True
-            content.append(b"transfer-encoding: chunked\r\n")
-        content.append(b"\r\n")
-        self.transport.write(b"".join(content))
+        head = response_head(
+            message["status"],
+            [*self.default_headers, *message.get("headers", ())],
+            keep_alive=self.keep_alive,
+            head_request=self.scope["method"] == "HEAD",
+        )
+        self.keep_alive = head.keep_alive
+        self.chunked_encoding = head.chunked
+        self.expected_content_length = head.content_length
+        self.transport.write(head.data)
+
+    def _body(self, message: ASGISendEvent) -> None:
+        if message["type"] != "http.response.body":
+            raise RuntimeError(
+                f"Expected ASGI message 'http.response.body', but got '{message['type']}'."
+            )
+        body = message.get("body", b"")
+        more_body = message.get("more_body", False)
+        if self.scope["method"] == "HEAD":
+            self.expected_content_length = 0
+        elif self.chunked_encoding:
+            content = [b"%x\r\n" % len(body), body, b"\r\n"] if body else []
+            if not more_body:
+                content.append(b"0\r\n\r\n")
+            if content:
+                self.transport.write(b"".join(content))
+        else:
+            if len(body) > self.expected_content_length:
+                raise RuntimeError("Response content longer than Content-Length")
+            self.expected_content_length -= len(body)
+            if body:
+                self.transport.write(body)
+        if not more_body:
+            if self.expected_content_length != 0:
+                raise RuntimeError("Response content shorter than Content-Length")
+            self.response_complete = True
+            self.message_event.set()
+            if not self.keep_alive:
+                self.transport.close()
+            self.on_response()

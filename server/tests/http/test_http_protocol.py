@@ -50,6 +50,12 @@ async def _app(scope: Message, receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": b""})
     elif path == "/fail":
         raise RuntimeError("the app failed")
+    elif path in ("/too-long", "/too-short", "/after-complete"):
+        length = {"/too-long": b"2", "/too-short": b"5", "/after-complete": b"2"}[path]
+        headers = [(b"content-length", length)]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"abc" if path == "/too-long" else b"ab"})
+        await send({"type": "http.response.body", "body": b""})
     else:
         echo = {
             "scope": {
@@ -155,6 +161,10 @@ EXCHANGES: dict[str, tuple[bytes, ...]] = {
     "no content": (b"GET /empty HTTP/1.1\r\nHost: t\r\n\r\n",),
     "invalid response header": (b"GET /bad-header HTTP/1.1\r\nHost: t\r\n\r\n",),
     "app error": (b"GET /fail HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "body longer than content-length": (b"GET /too-long HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "body shorter than content-length": (b"GET /too-short HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "body after the response ended": (b"GET /after-complete HTTP/1.1\r\nHost: t\r\n\r\n",),
+    "head with a body": (b"HEAD /too-long HTTP/1.1\r\nHost: t\r\n\r\n",),
     "http/1.0": (b"GET /echo HTTP/1.0\r\nHost: t\r\n\r\n",),
     "connection close": (b"GET /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",),
     "percent-encoded path": (b"GET /a%20b/%E2%9C%93 HTTP/1.1\r\nHost: t\r\n\r\n",),
