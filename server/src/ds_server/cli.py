@@ -27,13 +27,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", help="override DS_SERVER__HOST")
     parser.add_argument("--port", type=int, help="override DS_SERVER__PORT")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
-    parser.add_argument("--version", action="version", version=build.describe())
+    described = build.describe()  # reads package metadata: once
+    parser.add_argument("--version", action="version", version=described)
     args = parser.parse_args(argv)
     settings = Settings()
     host = args.host or settings.server.host
     port = settings.server.port if args.port is None else args.port
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
-    logging.getLogger("ds_server").info("%s", build.describe())
+    logging.getLogger("ds_server").info("%s", described)
     app = create_app(settings)
     config = uvicorn.Config(
         asgi_app(app),

@@ -106,12 +106,11 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
 
         existing = self.cycle
         self.cycle = LeanCycle(self, scope, http_version != "1.0" and parser.should_keep_alive())
-        if existing is None or existing.response_complete:
-            self._start_asgi_task(self.cycle, app)
-        else:
-            # Pipelined requests wait their turn, as in uvicorn.
+        if existing is not None and not existing.response_complete:
+            # Pipelined: it waits its turn in the connection's queue, and
+            # reading stops meanwhile, as in uvicorn.
             self.flow.pause_reading()
-            self.pipeline.appendleft((self.cycle, app))
+        self._start_asgi_task(self.cycle, app)
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle
@@ -131,10 +130,11 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
     # One task per connection serves its requests in turn, where uvicorn
     # creates a task per request (~17,000 instructions: the task, its entry
     # in asyncio's registry of tasks, a done callback). Requests on one
-    # connection never overlap (pipelined ones wait their turn), so the
-    # order is the same. One difference: uvicorn gives each request a fresh
-    # copy of the context variables; here the requests of a connection share
-    # one, which nothing in ds-server (nor Litestar) uses.
+    # connection never overlap: pipelined ones wait in the same queue (which
+    # replaces uvicorn's pipeline), so the order is the same. One difference:
+    # uvicorn gives each request a fresh copy of the context variables; here
+    # the requests of a connection share one, which nothing in ds-server (nor
+    # Litestar) uses.
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
         self._ready.append((cycle, app))
         if self._worker is None:
@@ -191,10 +191,8 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         self.flow.resume_reading()
-        if self.pipeline:
-            cycle, app = self.pipeline.pop()
-            self._start_asgi_task(cycle, app)
-            return
+        if self._ready:
+            return  # a pipelined request runs next: the connection isn't idle
         self._idle_since = self.loop.time()
         if self.timeout_keep_alive_task is None:
             self.timeout_keep_alive_task = self.loop.call_later(
