@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -42,6 +43,8 @@ def test_dev_stack_serves_through_envoy_and_stops_on_ctrl_c(tmp_path: Path) -> N
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
+        # The default ./data/streams may hold streams of an earlier `make dev`.
+        env={**os.environ, "DS_STORAGE__DATA_DIR": str(tmp_path / "data")},
     )
     base = f"http://127.0.0.1:{listen}"
     try:
