@@ -18,7 +18,7 @@ from ds_server import build  # noqa: E402
 from ds_server.app import asgi_app, create_app  # noqa: E402
 from ds_server.freed_memory import keep_freed_memory  # noqa: E402
 from ds_server.http_protocol import LeanHttpToolsProtocol  # noqa: E402
-from ds_server.settings import Settings  # noqa: E402
+from ds_server.settings import SettingsError, load_settings  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,10 +30,13 @@ def main(argv: list[str] | None = None) -> None:
     described = build.describe()  # reads package metadata: once
     parser.add_argument("--version", action="version", version=described)
     args = parser.parse_args(argv)
-    settings = Settings()
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        parser.error(str(exc))
     host = args.host or settings.server.host
     port = settings.server.port if args.port is None else args.port
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
     logging.getLogger("ds_server").info("%s", described)
     app = create_app(settings)
     config = uvicorn.Config(

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+import pydantic_settings
+from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -75,3 +76,28 @@ class Settings(BaseSettings):
     limits: LimitsSection = LimitsSection()
     storage: StorageSection = StorageSection()
     auth: AuthSection = AuthSection()
+
+
+class SettingsError(ValueError):
+    """A ``DS_*`` variable has a value ds-server can't use; the message names it."""
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; a value that fails validation raises SettingsError."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc)) from None
+    except pydantic_settings.SettingsError as exc:
+        # A section given whole as a variable (DS_SERVER='{...}') that isn't JSON.
+        raise SettingsError(str(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    # pydantic names the field by its place (("server", "port")); the user
+    # set a variable, so name that: DS_SERVER__PORT='abc': Input should be ...
+    problems = []
+    for error in exc.errors():
+        name = "DS_" + "__".join(str(part).upper() for part in error["loc"])
+        problems.append(f"{name}={error['input']!r}: {error['msg']}")
+    return "; ".join(problems)
