@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ds_proxy import envoy_config as ec
 from ds_proxy import processes
 from ds_proxy.paths import DEV_CONFIG
 from ds_proxy.tokens import bucket_token
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 RECORDING_SERVER = Path(__file__).with_name("recording_server.py")
 REQUEST_ID = "X-Test-Request"
@@ -47,6 +51,15 @@ class Seen:
         assert len(values) <= 1, f"{name} arrived {len(values)} times"
         return values[0] if values else None
 
+    def claims(self) -> dict[str, Any] | None:
+        """The verified token payload the gateway forwarded, decoded; None without one."""
+        payload = self.one("X-JWT-Payload")
+        if payload is None:
+            return None
+        raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+        claims: dict[str, Any] = json.loads(raw)
+        return claims
+
 
 class GatewayStack:
     """Start both processes; ``url`` is Envoy's; ``seen()`` reads the server's record."""
@@ -59,9 +72,15 @@ class GatewayStack:
         self.server_url = f"http://127.0.0.1:{self.server_port}"
         self.record = workdir / "requests.jsonl"
         self.record.touch()
+        self.touch_record = workdir / "touches.jsonl"
+        self.touch_record.touch()
         self.server = processes.ds_server(
             self.server_port,
-            env={**SERVER_ENV, "DS_TEST_RECORD_FILE": str(self.record)},
+            env={
+                **SERVER_ENV,
+                "DS_TEST_RECORD_FILE": str(self.record),
+                "DS_TEST_TOUCH_FILE": str(self.touch_record),
+            },
             argv=[sys.executable, str(RECORDING_SERVER)],
         )
         config = ec.localize(
@@ -85,6 +104,21 @@ class GatewayStack:
         self.envoy.stop()
         self.server.stop()
 
+    def access_log_entry(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The first of Envoy's access log entries (JSON lines) that ``predicate`` accepts."""
+        deadline = time.monotonic() + 5.0
+        while True:
+            text = (self._logs / "envoy.log").read_text(encoding="utf-8")
+            for line in text.splitlines():
+                if line.startswith("{") and predicate(entry := json.loads(line)):
+                    return entry
+            assert time.monotonic() < deadline, "no such access log entry"
+            time.sleep(0.05)
+
+    def access_log_lines(self) -> list[str]:
+        """Every line Envoy has written so far."""
+        return (self._logs / "envoy.log").read_text(encoding="utf-8").splitlines()
+
     def seen(self, request_id: str, timeout: float = 5.0) -> Seen | None:
         """The request tagged ``request_id`` as the server saw it, or None if it never came."""
         deadline = time.monotonic() + timeout
@@ -97,6 +131,11 @@ class GatewayStack:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)
+
+    def store_touches(self) -> list[tuple[str | None, str, str]]:
+        """Every (bucket, mode, name) the server's store was asked about, in order."""
+        lines = self.touch_record.read_text(encoding="utf-8").splitlines()
+        return [(bucket, mode, what) for bucket, mode, what in map(json.loads, lines)]
 
     def reached_server(self, request_id: str) -> bool:
         """Whether a request got past the gateway; call it once its response has arrived.

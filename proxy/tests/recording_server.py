@@ -3,7 +3,9 @@
 Tests run this file as a script. The outermost ASGI layer appends each request's
 method, path, query and headers, as the server received them from Envoy, to
 the JSON-lines file ``$DS_TEST_RECORD_FILE``; everything inside it is the
-unmodified application (gateway authorization included).
+unmodified application (gateway authorization included). With
+``$DS_TEST_TOUCH_FILE`` set, every stream and bucket the store is asked
+about is appended there too (``authorization_model.SpyStore``).
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 from ds_server.app import asgi_app, create_app
+from ds_server.live import LiveNotifier
 from ds_server.settings import Settings
+from ds_server.stores.registry import open_store
 
 if TYPE_CHECKING:
+    from ds_server.stores.base import Store
     from litestar.types import ASGIApp, Receive, Scope, Send
 
 
@@ -43,9 +48,24 @@ def recording(app: ASGIApp, path: str) -> ASGIApp:
     return middleware
 
 
+def spied_store(settings: Settings, path: str) -> Store:
+    """The configured store, its every touch appended to ``path`` (authorization tests)."""
+    from authorization_model import SpyStore, Touch  # beside this file
+
+    def record(touch: Touch) -> None:
+        _append(path, json.dumps([touch.bucket, touch.mode, touch.what]))
+
+    return SpyStore(open_store(settings, LiveNotifier()), record)
+
+
 def main() -> None:
     settings = Settings()
-    app = recording(asgi_app(create_app(settings)), os.environ["DS_TEST_RECORD_FILE"])  # type: ignore[arg-type]
+    touch_file = os.environ.get("DS_TEST_TOUCH_FILE")
+    store = spied_store(settings, touch_file) if touch_file else None
+    app = recording(
+        asgi_app(create_app(settings, store=store)),
+        os.environ["DS_TEST_RECORD_FILE"],
+    )  # type: ignore[arg-type]
     uvicorn.Server(
         uvicorn.Config(
             app,

@@ -152,6 +152,9 @@ def envoy(
         str(concurrency),
         "--log-level",
         log_level,
+        # Access log lines appear within a quarter second, not Envoy's default ten.
+        "--file-flush-interval-msec",
+        "250",
     ]
     child = ChildProcess("envoy", argv, dict(os.environ), f"http://127.0.0.1:{admin_port}/ready")
     child.owned_files.append(path)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from ds_server.auth import Access, Mode, bucket_of, required_access
+from ds_server.auth import Access, Mode, required_access
+from ds_server.routes.refs import bucket_of_path
 
-PREFIX = "/v1/stream"
 R, W = Mode.READ, Mode.WRITE
 
 
 def need(method: str, path: str, *sources: str) -> tuple[Access, ...]:
-    return required_access(method, path, stream_prefix=PREFIX, fork_sources=sources)
+    return required_access(method, path, fork_sources=sources)
 
 
 @pytest.mark.parametrize(
@@ -29,7 +29,9 @@ def need(method: str, path: str, *sources: str) -> tuple[Access, ...]:
         ("/ds/chat-room/s1/bootstrap", "chat-room"),
         ("/ds/chat-room/s1/snapshot/00000000000000000004", "chat-room"),
         ("/ds/chat-room", "chat-room"),
-        ("/ds/__ab/s", "__ab"),
+        # "__" marks server-owned names on both surfaces: they are one namespace.
+        ("/ds/__ab/s", None),
+        ("/v1/stream/__ab/s", None),
         ("/ds", None),
         ("/ds/", None),
         ("/dsx/chat/s", None),
@@ -37,8 +39,8 @@ def need(method: str, path: str, *sources: str) -> tuple[Access, ...]:
         ("/metrics", None),
     ],
 )
-def test_bucket_of(path: str, bucket: str | None) -> None:
-    assert bucket_of(path, stream_prefix=PREFIX) == bucket
+def test_bucket_of_path(path: str, bucket: str | None) -> None:
+    assert bucket_of_path(path) == bucket
 
 
 @pytest.mark.parametrize("method", ["GET", "HEAD", "get"])
@@ -82,9 +84,9 @@ class TestForks:
             Access("mine", R),
         )
 
-    def test_a_ds_looking_source_on_the_stream_surface_is_a_stream_path(self) -> None:
-        # The stream routes read "/ds/x/s" as the stream path "ds/x/s": bucket "ds".
-        assert need("PUT", "/v1/stream/mine/f", "/ds/x/s")[1] == Access("ds", R)
+    def test_a_ds_source_on_the_stream_surface_names_its_bucket(self) -> None:
+        # "/ds/x/s" is the stream "x/s" (bucket "x"), as the fork itself reads it.
+        assert need("PUT", "/v1/stream/mine/f", "/ds/xbucket/s")[1] == Access("xbucket", R)
 
     def test_every_copy_of_the_header_counts(self) -> None:
         assert set(need("PUT", "/v1/stream/mine/f", "a/s", "b/s")) == {
@@ -93,14 +95,22 @@ class TestForks:
             Access("b", R),
         }
 
-    def test_on_the_bucket_surface_every_reading_is_required(self) -> None:
-        assert need("PUT", "/ds/mine/f", "/ds/theirs/s")[1:] == (Access("theirs", R),)
+    def test_a_bare_source_on_the_bucket_surface_is_in_the_same_bucket(self) -> None:
         assert need("PUT", "/ds/mine/f", "s") == (Access("mine", W), Access("mine", R))
-        assert set(need("PUT", "/ds/mine/f", "theirs/s")) == {
-            Access("mine", W),
-            Access("mine", R),
-            Access("theirs", R),
-        }
+        assert need("PUT", "/ds/mine/f", "secret") == (Access("mine", W), Access("mine", R))
+
+    def test_absolute_sources_on_the_bucket_surface(self) -> None:
+        assert need("PUT", "/ds/mine/f", "/ds/theirs/s")[1:] == (Access("theirs", R),)
+        assert need("PUT", "/ds/mine/f", "/v1/stream/secret")[1:] == (Access("secret", R),)
+
+    def test_percent_encoded_sources_are_decoded_first(self) -> None:
+        assert need("PUT", "/v1/stream/mine/f", "/v1/stream/the%69rs/s")[1] == Access("theirs", R)
+        assert need("PUT", "/ds/mine/f", "%2Fds%2Ftheirs%2Fs")[1] == Access("theirs", R)
+
+    def test_unresolvable_sources_add_nothing(self) -> None:
+        # The fork answers 400 for these before reading anything.
+        for source in ("theirs/s", "/theirs/s", "/ds/theirs", "/ds/theirs/a/b", "a/../b", "%ff"):
+            assert need("PUT", "/ds/mine/f", source) == (Access("mine", W),), source
 
     def test_only_put_forks(self) -> None:
         assert need("POST", "/v1/stream/mine/f", "theirs/s") == (Access("mine", W),)
@@ -116,7 +126,7 @@ class TestForks:
     ],
 )
 def test_self_authenticated_subscription_endpoints_need_no_scope(method: str, path: str) -> None:
-    assert required_access(method, path, stream_prefix=PREFIX) == ()
+    assert required_access(method, path) == ()
 
 
 @pytest.mark.parametrize(
@@ -129,7 +139,5 @@ def test_self_authenticated_subscription_endpoints_need_no_scope(method: str, pa
     ],
 )
 def test_managing_subscriptions_needs_the_wildcard(method: str, path: str) -> None:
-    assert all(
-        access.bucket is None for access in required_access(method, path, stream_prefix=PREFIX)
-    )
-    assert required_access(method, path, stream_prefix=PREFIX) != ()
+    assert all(access.bucket is None for access in required_access(method, path))
+    assert required_access(method, path) != ()

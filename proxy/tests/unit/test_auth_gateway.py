@@ -24,12 +24,12 @@ async def ok_app(scope: Scope, receive: Receive, send: Send) -> None:
 def identity(sub: str = "alice", **scopes: list[str]) -> dict[str, str]:
     claims: dict[str, Any] = {"sub": sub, "ds": scopes}
     encoded = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
-    return {"X-JWT-Payload": encoded, "X-JWT-Sub": sub}
+    return {"X-JWT-Payload": encoded}
 
 
 @pytest.fixture
 async def client() -> Any:
-    app = gateway_auth(ok_app, stream_prefix="/v1/stream")
+    app = gateway_auth(ok_app)
     transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
     async with httpx.AsyncClient(transport=transport, base_url="http://gw") as http:
         yield http
@@ -84,7 +84,7 @@ async def test_websockets_are_refused() -> None:
     async def receive() -> Any:
         return {"type": "websocket.connect"}
 
-    app = gateway_auth(ok_app, stream_prefix="/v1/stream")
+    app = gateway_auth(ok_app)
     await app({"type": "websocket", "path": "/v1/stream/x", "headers": []}, receive, send)  # type: ignore[arg-type, typeddict-item]
     assert sent == [{"type": "websocket.close", "code": 1008, "reason": ""}]
 
@@ -95,7 +95,7 @@ async def test_lifespan_passes_through() -> None:
     async def app(scope: Any, receive: Any, send: Any) -> None:
         seen.append(scope["type"])
 
-    await gateway_auth(app, stream_prefix="/v1/stream")({"type": "lifespan"}, None, None)  # type: ignore[arg-type]
+    await gateway_auth(app)({"type": "lifespan"}, None, None)  # type: ignore[arg-type]
     assert seen == ["lifespan"]
 
 
@@ -121,3 +121,18 @@ async def test_server_wiring_follows_the_setting(mode: str, status: int) -> None
 
 def test_auth_is_off_by_default() -> None:
     assert Settings().auth.mode == "off"
+
+
+async def test_the_writer_identity_is_the_verified_sub() -> None:
+    seen: list[list[bytes]] = []
+
+    async def recording_app(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append([value for name, value in scope["headers"] if name == b"x-jwt-sub"])
+        await ok_app(scope, receive, send)
+
+    transport = httpx.ASGITransport(app=gateway_auth(recording_app))  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://gw") as http:
+        headers = {**identity("josé", write=["chat"]), "X-JWT-Sub": "mallory"}
+        response = await http.post("/v1/stream/chat/x", headers=headers)
+    assert response.status_code == 200
+    assert seen == [["josé".encode()]]

@@ -46,6 +46,7 @@ def test_filter_order_strips_identity_before_authenticating(config: ec.Config) -
     names = [entry["name"] for entry in ec.http_connection_manager(config)["http_filters"]]
     assert names == [
         "envoy.filters.http.header_mutation",
+        "envoy.filters.http.lua",
         "envoy.filters.http.jwt_authn",
         "envoy.filters.http.router",
     ]
@@ -65,6 +66,14 @@ def test_no_buffering_and_no_route_level_header_removal(config: ec.Config) -> No
 
 
 @BOTH
+def test_paths_are_normalised_and_escaped_slashes_refused(config: ec.Config) -> None:
+    hcm = ec.http_connection_manager(config)
+    assert hcm["normalize_path"] is True
+    assert hcm["merge_slashes"] is True
+    assert hcm["path_with_escaped_slashes_action"] == "REJECT_REQUEST"
+
+
+@BOTH
 def test_underscored_headers_are_dropped(config: ec.Config) -> None:
     options = ec.http_connection_manager(config)["common_http_protocol_options"]
     assert options["headers_with_underscores_action"] == "DROP_HEADER"
@@ -79,8 +88,11 @@ def test_providers(config: ec.Config) -> None:
         assert provider["require_expiration"] is True
         assert 0 < provider["clock_skew_seconds"] <= 60
         assert provider["from_headers"] == [{"name": "Authorization", "value_prefix": "Bearer "}]
-        assert provider["claim_to_headers"] == [{"header_name": "x-jwt-sub", "claim_name": "sub"}]
+        # The payload alone carries the identity: a claim copied into a header
+        # of its own could be an invalid header value (a sub with a newline).
+        assert "claim_to_headers" not in provider
         assert provider["forward_payload_header"] == "x-jwt-payload"
+        assert provider["payload_in_metadata"] == "jwt_payload"
         assert provider["audiences"]
     assert "from_params" not in providers["ds_bearer"]
     assert providers["ds_bearer_or_query"]["from_params"] == ["access_token"]

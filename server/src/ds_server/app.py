@@ -137,9 +137,7 @@ def _front_stack(app: DsApp, ctx: ServerContext) -> ASGIApp:
     settings = ctx.settings
     front: ASGIApp = StreamDispatcher(security_headers(app._litestar), ctx)
     if settings.auth.mode == "gateway":
-        front = gateway_auth(
-            front, stream_prefix=STREAM_PREFIX, scope_claim=settings.auth.scope_claim
-        )
+        front = gateway_auth(front, scope_claim=settings.auth.scope_claim)
     return front
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ds_server.auth.access import bucket_of, required_access
+from ds_server.auth.access import required_access
 from ds_server.auth.gateway import gateway_auth
 from ds_server.auth.identity import Identity, InvalidIdentity, identity_from_headers
 from ds_server.auth.scopes import WILDCARD, Access, MalformedScopes, Mode, Scopes
@@ -15,7 +15,6 @@ __all__ = [
     "MalformedScopes",
     "Mode",
     "Scopes",
-    "bucket_of",
     "gateway_auth",
     "identity_from_headers",
     "required_access",

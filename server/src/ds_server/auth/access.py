@@ -10,10 +10,13 @@ Rules (docs/security.md):
   listings); every other method writes. OPTIONS (CORS preflight) needs nothing.
 - The subscription JWKS and the callback/ack/release endpoints authenticate
   with the subscription's own callback token, not a user token.
-- ``PUT`` with ``Stream-Forked-From`` also reads the source's bucket.
-- A path that names no bucket on either surface, a reserved first segment
-  (``__ds``, ``__anything``: server features that span buckets, such as
-  subscriptions), and any other path need the wildcard scope. ``/healthz`` is
+- ``PUT`` with ``Stream-Forked-From`` also reads the source's bucket: every
+  copy of the header is resolved exactly as the fork resolves it
+  (``routes/refs.fork_source_name``), so the two cannot disagree.
+- A path that names no bucket on either surface, a stream whose first
+  segment is reserved (``__ds``, ``__anything``: server features that span
+  buckets, such as subscriptions; on both surfaces, since they name the same
+  streams), and any other path need the wildcard scope. ``/healthz`` is
   public.
 
 The path is the one the router matches (``scope["path"]``, percent-decoded),
@@ -26,11 +29,12 @@ import re
 from typing import TYPE_CHECKING
 
 from ds_server.auth.scopes import Access, Mode
+from ds_server.routes._request import BadRequest
+from ds_server.routes.refs import bucket_of_name, bucket_of_path, bucket_route, fork_source_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-BUCKET_PREFIX = "/ds"
 PUBLIC_PATHS = frozenset({"/healthz"})
 # Subscription endpoints that carry their own credentials: the webhook signing
 # JWKS is public, and callbacks / pull-wake acks and releases present the
@@ -40,13 +44,10 @@ SELF_AUTHENTICATED = re.compile(
 )
 _READ_METHODS = frozenset({"GET", "HEAD"})
 _FREE_METHODS = frozenset({"OPTIONS"})
-# Server-owned first segments on /v1/stream (``__ds``) are not buckets. Bucket
-# ids on /ds may start with "__", so the mark applies to /v1/stream only.
-_RESERVED_MARK = "__"
 
 
 def required_access(
-    method: str, path: str, *, stream_prefix: str, fork_sources: Iterable[str] = ()
+    method: str, path: str, *, fork_sources: Iterable[str] = ()
 ) -> tuple[Access, ...]:
     """The accesses a request needs; empty when it needs none."""
     method = method.upper()
@@ -55,58 +56,14 @@ def required_access(
     if SELF_AUTHENTICATED.fullmatch(path):
         return ()
     mode = Mode.READ if method in _READ_METHODS else Mode.WRITE
-    bucket = bucket_of(path, stream_prefix=stream_prefix)
-    needed = [Access(bucket, mode)]
+    needed = [Access(bucket_of_path(path), mode)]
     if method == "PUT":
-        on_buckets = _under(path, BUCKET_PREFIX) is not None
+        request_bucket = bucket_route(path)
         # Every copy of the header counts, whichever one the route ends up reading.
         for source in fork_sources:
-            for source_bucket in _fork_source_buckets(
-                source, bucket, stream_prefix=stream_prefix, on_buckets=on_buckets
-            ):
-                needed.append(Access(source_bucket, Mode.READ))
+            try:
+                name = fork_source_name(source, bucket=request_bucket)
+            except BadRequest:
+                continue  # the route resolves it the same way and answers 400
+            needed.append(Access(bucket_of_name(name), Mode.READ))
     return tuple(dict.fromkeys(needed))
-
-
-def bucket_of(path: str, *, stream_prefix: str) -> str | None:
-    """The bucket a request path belongs to, or None when it names none."""
-    rest = _under(path, BUCKET_PREFIX)
-    if rest is not None:
-        return _first_segment(rest)
-    rest = _under(path, stream_prefix)
-    if rest is not None:
-        first = _first_segment(rest)
-        return None if first is None or first.startswith(_RESERVED_MARK) else first
-    return None
-
-
-def _under(path: str, prefix: str) -> str | None:
-    if path == prefix:
-        return ""
-    if path.startswith(prefix + "/"):
-        return path[len(prefix) + 1 :]
-    return None
-
-
-def _first_segment(rest: str) -> str | None:
-    # The server strips leading and trailing slashes off stream paths; do the same.
-    first = rest.strip("/").split("/", 1)[0]
-    return first or None
-
-
-def _fork_source_buckets(
-    source: str, request_bucket: str | None, *, stream_prefix: str, on_buckets: bool
-) -> tuple[str | None, ...]:
-    if not on_buckets:
-        # Read the source exactly as the stream routes do: an optional stream
-        # prefix, then a stream path whose first segment is the bucket.
-        if source.startswith(stream_prefix + "/"):
-            source = source[len(stream_prefix) :]
-        return (bucket_of(f"{stream_prefix}/{source.strip('/')}", stream_prefix=stream_prefix),)
-    # The /ds surface's fork syntax is not settled: require every bucket the
-    # source could name (absolute on either surface, bucket-local, "bucket/stream").
-    if source.startswith((BUCKET_PREFIX + "/", stream_prefix + "/")):
-        return (bucket_of(source, stream_prefix=stream_prefix),)
-    if "/" in source.strip("/"):
-        return tuple(dict.fromkeys((request_bucket, _first_segment(source))))
-    return (request_bucket,)

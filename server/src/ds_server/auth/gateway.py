@@ -14,16 +14,18 @@ from ds_server.auth.access import required_access
 from ds_server.auth.identity import InvalidIdentity, identity_from_headers
 from ds_server.auth.scopes import MalformedScopes
 from ds_server.middleware import SECURITY_HEADERS
+from ds_server.protocol import headers as h
 
 if TYPE_CHECKING:
     from litestar.types import ASGIApp, HTTPScope, Receive, Scope, Send
 
     from ds_server.auth.scopes import Access
 
-_FORKED_FROM = b"stream-forked-from"
+_FORKED_FROM = h.STREAM_FORKED_FROM.encode()
+_SUB = h.WRITER_IDENTITY.encode()
 
 
-def gateway_auth(app: ASGIApp, *, stream_prefix: str, scope_claim: str = "ds") -> ASGIApp:
+def gateway_auth(app: ASGIApp, *, scope_claim: str = "ds") -> ASGIApp:
     """Wrap ``app`` so HTTP requests pass only with a forwarded identity that grants them."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
@@ -42,7 +44,6 @@ def gateway_auth(app: ASGIApp, *, stream_prefix: str, scope_claim: str = "ds") -
         needed = required_access(
             http_scope["method"],
             http_scope["path"],
-            stream_prefix=stream_prefix,
             fork_sources=fork_sources,
         )
         if not needed:
@@ -60,6 +61,12 @@ def gateway_auth(app: ASGIApp, *, stream_prefix: str, scope_claim: str = "ds") -
         if denied is not None:
             await _reply(send, 403, _denial(denied))
             return
+        # The writer identity (Stream-Seq is ordered per writer) is the verified
+        # sub, whatever X-JWT-Sub the request carried.
+        http_scope["headers"] = [
+            *(item for item in headers if item[0].lower() != _SUB),
+            (_SUB, identity.sub.encode("utf-8")),
+        ]
         await app(scope, receive, send)
 
     return middleware

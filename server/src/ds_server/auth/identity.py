@@ -1,9 +1,10 @@
 """The caller's identity, as the gateway forwards it after verifying the token.
 
-Envoy's ``jwt_authn`` sets two headers on every request it lets through and
-removes any copy a client sent: ``X-JWT-Payload`` (the verified payload,
-base64url) and ``X-JWT-Sub`` (its ``sub``). The server trusts them only because
-it listens on loopback behind the gateway.
+Envoy's ``jwt_authn`` sets ``X-JWT-Payload`` (the verified payload,
+base64url) on every request it lets through and removes any copy a client
+sent. The server trusts it only because it listens on loopback behind the
+gateway. The ``sub`` comes from the payload too: copied into a header of its
+own, a ``sub`` with control characters would be an invalid header value.
 """
 
 from __future__ import annotations
@@ -40,25 +41,15 @@ def identity_from_headers(headers: Iterable[tuple[bytes, bytes]], scope_claim: s
     ``MalformedScopes`` propagates: the token is genuine but grants nothing usable.
     """
     payload_name = h.IDENTITY_PAYLOAD.encode()
-    sub_name = h.WRITER_IDENTITY.encode()
-    payloads: list[bytes] = []
-    subs: list[bytes] = []
-    for name, value in headers:
-        lowered = name.lower()
-        if lowered == payload_name:
-            payloads.append(value)
-        elif lowered == sub_name:
-            subs.append(value)
+    payloads = [value for name, value in headers if name.lower() == payload_name]
     if len(payloads) != 1:
         raise InvalidIdentity("no verified token" if not payloads else "ambiguous token payload")
     claims = decode_payload(payloads[0])
     sub = claims.get("sub")
     if not isinstance(sub, str) or not sub:
         raise InvalidIdentity("the token has no sub claim")
-    # Envoy derives both headers from the same token; a mismatch means the
-    # request did not come through the gateway as configured.
-    if len(subs) != 1 or subs[0].decode("latin-1") != sub:
-        raise InvalidIdentity("X-JWT-Sub does not match the verified token")
+    if any(ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 for char in sub):
+        raise InvalidIdentity("the token's sub contains control characters")
     return Identity(sub=sub, scopes=Scopes.from_claim(claims.get(scope_claim)))
 
 

@@ -34,7 +34,8 @@ PRODUCER_EXPECTED_SEQ = "producer-expected-seq"
 PRODUCER_RECEIVED_SEQ = "producer-received-seq"
 
 # Identity forwarded by the gateway (auth.identity): the verified token's
-# payload, and its sub, which also scopes Stream-Seq per writer.
+# payload; and the writer identity that scopes Stream-Seq, which in gateway
+# mode the server sets itself to the payload's sub (auth.gateway).
 IDENTITY_PAYLOAD = "x-jwt-payload"
 WRITER_IDENTITY = "x-jwt-sub"
 

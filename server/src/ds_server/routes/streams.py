@@ -9,8 +9,9 @@ from ds_server.protocol.expiry import InvalidExpiryError, parse_expires_at, pars
 from ds_server.protocol.json_mode import InvalidJsonError, is_json_content_type, split_messages
 from ds_server.protocol.offsets import InvalidOffsetError, format_offset, parse_fork_offset
 from ds_server.routes._http import Reply
-from ds_server.routes._request import BadRequest, producer_claim, stream_path, stream_seq
+from ds_server.routes._request import BadRequest, producer_claim, stream_seq
 from ds_server.routes._responses import metadata_headers
+from ds_server.routes.refs import bucket_route, fork_source_name
 from ds_server.stores.base import (
     AppendOutcome,
     AppendRequest,
@@ -26,15 +27,14 @@ if TYPE_CHECKING:
     from ds_server.routes._http import HttpRequest
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
-# Stream-Forked-From may name the source on either surface; both share one namespace.
-SURFACE_PREFIXES = ("/v1/stream", "/ds")
+_FORKED_FROM = h.STREAM_FORKED_FROM.encode()
 
 
 async def create(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     """PUT on a stream of either surface."""
     headers = request.headers
     content_type = headers.get(h.CONTENT_TYPE)
-    fork = _fork_spec(headers)
+    fork = _fork_spec(request)
     if fork is None and not content_type:
         content_type = DEFAULT_CONTENT_TYPE
     body = await request.body(ctx.settings.limits.max_stream_bytes)
@@ -137,7 +137,8 @@ def _expiry(headers: Mapping[str, str]) -> Expiry:
     return Expiry()
 
 
-def _fork_spec(headers: Mapping[str, str]) -> ForkSpec | None:
+def _fork_spec(request: HttpRequest) -> ForkSpec | None:
+    headers = request.headers
     source = headers.get(h.STREAM_FORKED_FROM)
     offset_text = headers.get(h.STREAM_FORK_OFFSET)
     sub_text = headers.get(h.STREAM_FORK_SUB_OFFSET)
@@ -145,10 +146,11 @@ def _fork_spec(headers: Mapping[str, str]) -> ForkSpec | None:
         if offset_text is not None or sub_text is not None:
             raise BadRequest("fork offsets need Stream-Forked-From")
         return None
-    for prefix in SURFACE_PREFIXES:
-        if source.startswith(prefix + "/"):
-            source = source[len(prefix) :]
-            break
+    scope = request.scope
+    if sum(1 for name, _ in scope["headers"] if name.lower() == _FORKED_FROM) > 1:
+        raise BadRequest("Stream-Forked-From must be given once")
+    # Resolved exactly as authorization resolved it (auth/access.py).
+    source_name = fork_source_name(source, bucket=bucket_route(scope["path"]))
     offset = None
     if offset_text is not None:
         try:
@@ -166,4 +168,4 @@ def _fork_spec(headers: Mapping[str, str]) -> ForkSpec | None:
         sub_offset = int(sub_text)
     if sub_offset > 0 and offset is None:
         raise BadRequest("Stream-Fork-Sub-Offset needs Stream-Fork-Offset")
-    return ForkSpec(source=stream_path(source), offset=offset, sub_offset=sub_offset)
+    return ForkSpec(source=source_name, offset=offset, sub_offset=sub_offset)
