@@ -64,6 +64,12 @@ class AuthSection(BaseModel):
     scope_claim: str = Field(default="ds", min_length=1)
 
 
+class SubscriptionsSection(BaseModel):
+    # Webhook targets must resolve to public addresses; true lets https
+    # receivers on private networks (10/8, 192.168/16, loopback...) be woken.
+    webhook_allow_private: bool = False
+
+
 class Settings(BaseSettings):
     """All settings of ds-server; every field can be set as ``DS_<SECTION>__<NAME>``."""
 
@@ -76,6 +82,7 @@ class Settings(BaseSettings):
     limits: LimitsSection = LimitsSection()
     storage: StorageSection = StorageSection()
     auth: AuthSection = AuthSection()
+    subscriptions: SubscriptionsSection = SubscriptionsSection()
 
 
 class SettingsError(ValueError):
