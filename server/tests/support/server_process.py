@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
+from ds_proxy import ports
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -36,7 +37,15 @@ class ServerProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
 
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise RuntimeError("ds-server is not running")
+        return self._process.pid
+
     def start(self) -> None:
+        # A stranger on the port would answer the readiness probe for us.
+        ports.require_free([self.port])
         # Memory unless a test asks for a backend: the default (sqlite) would write
         # into the working directory.
         env = {**os.environ, "DS_STORAGE__MODE": "memory", **self._env}
@@ -62,11 +71,21 @@ class ServerProcess:
                 raise RuntimeError(f"ds-server exited early; see {self.log_path}")
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
+                    self._require_answered_by_child()
                     return
             except httpx.TransportError:
                 pass
             time.sleep(0.05)
         raise RuntimeError(f"ds-server not ready after {_READY_TIMEOUT_SECS}s")
+
+    def _require_answered_by_child(self) -> None:
+        assert self._process is not None
+        owned = ports.listened_by(self.port, self._process.pid)  # None: no /proc to ask
+        if self._process.poll() is None and owned is not False:
+            return
+        holder = ports.describe_holders(self.port) or "another process"
+        self.stop()
+        raise RuntimeError(f"port {self.port} answered from {holder}, not the ds-server started")
 
     def kill(self) -> None:
         """SIGKILL, as a crash would."""
