@@ -14,9 +14,12 @@ import httpx
 from ds_proxy import ports
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from types import TracebackType
 
 _READY_TIMEOUT_SECS = 20.0
+# Only against a hang: a server that should refuse to start is killed after this.
+_EXIT_TIMEOUT_SECS = 60.0
 
 
 def free_port() -> int:
@@ -25,6 +28,25 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def server_env(env: dict[str, str]) -> dict[str, str]:
+    """The test process's environment without its ``DS_*`` settings, plus ``env``."""
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("DS_")}
+    return {**inherited, **env}
+
+
+def run_to_exit(
+    env: dict[str, str], *args: str, wrapper: Sequence[str] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Run a ``ds-server`` that should stop by itself (under ``wrapper``, a command prefix)."""
+    return subprocess.run(
+        [*wrapper, sys.executable, "-m", "ds_server", "--log-level", "warning", *args],
+        env=server_env(env),
+        capture_output=True,
+        text=True,
+        timeout=_EXIT_TIMEOUT_SECS,
+    )
 
 
 class ServerProcess:
