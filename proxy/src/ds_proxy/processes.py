@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import TracebackType
 
-_READY_TIMEOUT_SECS = 30.0
+# Only against a hang: a child that dies is noticed at once, and start-up on a
+# loaded machine can take many times its usual second.
+_READY_TIMEOUT_SECS = 60.0
 _STOP_TIMEOUT_SECS = 10.0
 
 

@@ -17,10 +17,16 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 DURABLE_BACKENDS = ("sqlite", "file-durable", "file-fast")
+# Generous: these requests wait for nothing but a possibly busy machine.
+TIMEOUT = 60.0
 
 
 def storage(mode: str, data_dir: Path) -> dict[str, str]:
     return {"DS_STORAGE__MODE": mode, "DS_STORAGE__DATA_DIR": str(data_dir)}
+
+
+def read(stream: str) -> httpx.Response:
+    return httpx.get(stream, params={"offset": "-1"}, timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize("mode", DURABLE_BACKENDS)
@@ -30,7 +36,7 @@ def test_a_second_server_is_refused_until_the_first_dies(mode: str, tmp_path: Pa
     first.start()
     try:
         stream = f"{first.url}/v1/stream/kept"
-        assert httpx.put(stream, content=b"acknowledged").status_code == 201
+        assert httpx.put(stream, content=b"acknowledged", timeout=TIMEOUT).status_code == 201
         first_pid = first.pid
 
         refused = run_to_exit({**storage(mode, data_dir), "DS_SERVER__PORT": str(free_port())})
@@ -42,7 +48,7 @@ def test_a_second_server_is_refused_until_the_first_dies(mode: str, tmp_path: Pa
             f"{data_dir} is in use by another ds-server (pid {first_pid})\n"
         )
         # The first server was not disturbed.
-        assert httpx.get(stream, params={"offset": "-1"}).content == b"acknowledged"
+        assert read(stream).content == b"acknowledged"
     finally:
         first.kill()  # SIGKILL: no chance to unlock anything itself
 
@@ -50,8 +56,8 @@ def test_a_second_server_is_refused_until_the_first_dies(mode: str, tmp_path: Pa
     assert (data_dir / "LOCK").read_text() == f"{first_pid}\n"
     with ServerProcess(env=storage(mode, data_dir)) as second:
         assert (data_dir / "LOCK").read_text() == f"{second.pid}\n"
-        read = httpx.get(f"{second.url}/v1/stream/kept", params={"offset": "-1"})
-        assert (read.status_code, read.content) == (200, b"acknowledged")
+        kept = read(f"{second.url}/v1/stream/kept")
+        assert (kept.status_code, kept.content) == (200, b"acknowledged")
 
 
 def test_the_memory_backend_uses_no_data_dir(tmp_path: Path) -> None:
@@ -59,5 +65,5 @@ def test_the_memory_backend_uses_no_data_dir(tmp_path: Path) -> None:
     not_a_directory = tmp_path / "file"
     not_a_directory.write_bytes(b"")
     with ServerProcess(env=storage("memory", not_a_directory)) as server:
-        assert httpx.get(f"{server.url}/healthz").status_code == 200
+        assert httpx.get(f"{server.url}/healthz", timeout=TIMEOUT).status_code == 200
     assert os.listdir(tmp_path) == ["file"]

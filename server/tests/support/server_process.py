@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import TracebackType
 
-_READY_TIMEOUT_SECS = 20.0
+# Only against a hang: a server that dies is noticed at once, and start-up on a
+# loaded machine can take many times its usual second.
+_READY_TIMEOUT_SECS = 60.0
 # Only against a hang: a server that should refuse to start is killed after this.
 _EXIT_TIMEOUT_SECS = 60.0
 
