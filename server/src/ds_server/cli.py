@@ -47,7 +47,12 @@ def main(argv: list[str] | None = None) -> None:
     # Claimed for the life of the process, before anything else: a second
     # server on the same data directory would serve stale data and lose writes.
     data_dir_lock = _lock_data_dir(settings)
-    sockets = _bind(host, port, from_flags=(bool(args.host), args.port is not None))
+    # An error names what the user set: the flag, if given, else the variable.
+    names = {
+        "host": "--host" if args.host else "DS_SERVER__HOST",
+        "port": "--port" if args.port is not None else "DS_SERVER__PORT",
+    }
+    sockets = _bind(host, port, names)
     log = logging.getLogger("ds_server")
     log.info("%s", described)
     for sock in sockets:
@@ -94,15 +99,13 @@ def _lock_data_dir(settings: Settings) -> DirectoryLock | None:
         _fail(f"DS_STORAGE__DATA_DIR={str(settings.storage.data_dir)!r}: {exc}")
 
 
-def _bind(host: str, port: int, *, from_flags: tuple[bool, bool]) -> list[socket.socket]:
+def _bind(host: str, port: int, names: dict[str, str]) -> list[socket.socket]:
     # Bound before the store opens, so a taken port costs no recovery.
     try:
         return listen.bind(host, port)
     except listen.ListenError as exc:
-        host_flag, port_flag = from_flags
-        if exc.setting == "host":
-            _fail(f"{'--host' if host_flag else 'DS_SERVER__HOST'}={host!r}: {exc}")
-        _fail(f"{'--port' if port_flag else 'DS_SERVER__PORT'}={port!r}: {exc}")
+        value = host if exc.setting == "host" else port
+        _fail(f"{names[exc.setting]}={value!r}: {exc}")
 
 
 def _address(sock: socket.socket) -> str:
