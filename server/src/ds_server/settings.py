@@ -6,12 +6,16 @@ their configuration: ``DS_SERVER__PORT=4437``, ``DS_STORAGE__MODE`` and so on.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
 import pydantic_settings
 from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from ds_server.stores.registry import BACKENDS, known_backends
 
 
 class ServerSection(BaseModel):
@@ -53,6 +57,16 @@ class StorageSection(BaseModel):
     # sqlite: the most the database file may grow to (0 = until the disk is full);
     # writes beyond get 507 with nothing written.
     sqlite_max_db_bytes: int = Field(default=0, ge=0)
+
+    @field_validator("mode")
+    @classmethod
+    def _known_backend(cls, mode: str) -> str:
+        # Checked here, not when the store opens, so a typo is a settings error.
+        if mode not in BACKENDS:
+            raise PydanticCustomError(
+                "unknown_backend", "not one of: {known}", {"known": known_backends()}
+            )
+        return mode
 
 
 class AuthSection(BaseModel):
@@ -97,7 +111,14 @@ def load_settings() -> Settings:
         raise SettingsError(_describe(exc)) from None
     except pydantic_settings.SettingsError as exc:
         # A section given whole as a variable (DS_SERVER='{...}') that isn't JSON.
-        raise SettingsError(str(exc)) from None
+        raise SettingsError(_describe_section(exc)) from None
+
+
+def _describe_section(exc: pydantic_settings.SettingsError) -> str:
+    # pydantic-settings says 'error parsing value for field "server" from source ...'.
+    field = re.search(r'field "([^"]+)"', str(exc))
+    name = f"DS_{field.group(1).upper()}" if field else "a DS_* variable"
+    return f"{name}: not a JSON object of its settings ({exc.__cause__ or exc})"
 
 
 def _describe(exc: ValidationError) -> str:
