@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         # Nothing here reads the client address; the gateway forwards identity
         # in its own headers, so skip uvicorn's X-Forwarded-For rewriting.
         proxy_headers=False,
+        timeout_keep_alive=settings.server.keep_alive_secs,
         # SSE and long-poll connections end on their own; don't wait long for them.
         timeout_graceful_shutdown=2,
     )

@@ -26,6 +26,11 @@ class ServerSection(BaseModel):
     sse_reconnect_interval_secs: float = Field(default=60.0, ge=0)
     # An idle SSE connection gets a comment line this often, so proxies keep it open.
     sse_keepalive_secs: float = Field(default=15.0, gt=0)
+    # An idle keep-alive connection is closed after this long. Above the idle
+    # timeouts of clients and proxies (undici 4 s, httpx 5 s, Envoy's upstream
+    # pool 60 s as configured here), so they close first: a client that reuses
+    # a connection the server is closing at that very moment gets a reset.
+    keep_alive_secs: int = Field(default=75, gt=0)
     # Largest body a single catch-up read returns; clients page with Stream-Next-Offset.
     read_chunk_bytes: int = Field(default=1024 * 1024, ge=1024)
     # Freed memory kept for reuse by later requests, released every 10 s
