@@ -14,10 +14,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-import httpx
-
-from ds_sync.server_api import ServerError
-
 if TYPE_CHECKING:
     from ds_sync.metrics import Metrics
     from ds_sync.server_api import ServerApi
@@ -71,7 +67,7 @@ class Scanner:
             await asyncio.sleep(self._settings.rescan_secs)
             try:
                 await self.scan()
-            except (httpx.HTTPError, ServerError) as exc:
+            except Exception as exc:  # the server down, or an answer we could not read
                 self._metrics.server_errors += 1
                 log.warning(
                     "rescan failed (%s); next one in %.0fs", exc, self._settings.rescan_secs

@@ -42,7 +42,7 @@ class Pattern:
         id, so a pattern of two segments, the first literal, is listable.
         """
         segments = self.segments
-        if len(segments) == 2 and segments[0] not in WILDCARDS:
+        if len(segments) == 2 and segments[0] not in WILDCARDS and segments[1] != "**":
             return segments[0]
         return None
 

@@ -36,7 +36,7 @@ class ServerError(Exception):
 class _Listed(msgspec.Struct):
     stream_id: str
     content_type: str
-    tail_offset: str
+    tail_offset: int
     status: str = "Open"
     created_at_ms: int | None = None
 
@@ -107,7 +107,7 @@ class ServerApi:
                 StreamInfo(
                     path=f"{bucket}/{item.stream_id}",
                     content_type=item.content_type,
-                    tail=position(item.tail_offset),
+                    tail=item.tail_offset,
                     closed=item.status == "Closed",
                     created_ms=item.created_at_ms,
                 )

@@ -159,8 +159,9 @@ async def _until(stop: asyncio.Event, step: Callable[[], Awaitable[Any]], what: 
                 log.error("%s: the server refuses it (%s); going on without", what, exc)
                 return None
             problem = str(exc)
-        except (psycopg.Error, httpx.HTTPError, OSError) as exc:
-            problem = (str(exc).splitlines() or [type(exc).__name__])[0]
+        except Exception as exc:
+            # Unreachable Postgres or server, or an answer we could not read.
+            problem = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
         delay = backoff.next_delay()
         log.warning("%s failed (%s); retrying in %.2fs", what, problem, delay)
         with contextlib.suppress(TimeoutError):
