@@ -222,6 +222,7 @@ class Streams:
                     self._writer,
                     state.path,
                     state.next_offset,
+                    url=self._read_url(state.path),
                     idle_secs=self._settings.idle_secs,
                     on_commit=self._committed,
                     others_waiting=self._others_waiting,
@@ -289,6 +290,13 @@ class Streams:
         except psycopg.Error as exc:
             log.warning("recording %s as %s failed (%s)", state.path, status.value, exc)
         log.info("stream %s: %s (%s)", state.path, status.value, detail)
+
+    def _read_url(self, path: str) -> str:
+        """The /ds URL for streams of a listed bucket (it serves /bootstrap after a 410)."""
+        bucket, _, rest = path.partition("/")
+        if rest and "/" not in rest and any(p.bucket == bucket for p in self._settings.streams):
+            return self._api.bucket_stream_url(path)
+        return self._api.stream_url(path)
 
     def _committed(self, stream: str, next_offset: str) -> None:
         state = self._states.get(stream)

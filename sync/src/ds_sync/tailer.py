@@ -52,19 +52,22 @@ async def tail(
     stream: str,
     checkpoint: str,
     *,
+    url: str,
     idle_secs: float,
     on_commit: Callable[[str, str], None],
     others_waiting: Callable[[], bool],
 ) -> Ending:
     """Read ``stream`` from ``checkpoint``, committing batch after batch, until it ends.
 
-    ``on_commit(stream, next_offset)`` runs after each commit. A reader
+    ``url`` is the stream's URL on the surface that serves its bootstrap
+    (``/ds/{bucket}/{stream}`` for bucket streams). ``on_commit(stream,
+    next_offset)`` runs after each commit. A reader
     caught up for a second steps aside early when ``others_waiting()``.
     Errors from the server or the writer propagate; the caller restarts
     from the checkpoint the database holds.
     """
     position = checkpoint
-    events = follow(api.stream_url(stream), offset=position, client=http, headers=api.headers)
+    events = follow(url, offset=position, client=http, headers=api.headers)
     reads = _Reads(events)
     try:
         while True:
@@ -80,6 +83,10 @@ async def tail(
     except StopAsyncIteration:
         return Ending.CLOSED
     except StreamNotFoundError:
+        # A 410 followed by a bootstrap the surface doesn't serve is a 404 too:
+        # only a stream that really is gone counts as deleted.
+        if await api.head(stream) is not None:
+            raise
         return Ending.DELETED
     finally:
         await reads.close()

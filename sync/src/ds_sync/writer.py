@@ -142,7 +142,7 @@ class Writer:
     async def _apply(self, group: list[_Job]) -> None:
         try:
             stale = await self._transaction(group)
-        except (pg_errors.UniqueViolation, pg_errors.DataException) as exc:
+        except (pg_errors.UniqueViolation, psycopg.DataError) as exc:
             # Find the batch that caused it: each on its own.
             if len(group) > 1:
                 for job in group:
@@ -164,11 +164,14 @@ class Writer:
             if rest:
                 await self._apply(rest)
             return
-        self._metrics.committed(
-            group_size=len(group), rows=sum(len(j.batch.messages) for j in group)
-        )
+        self._count(group)
         for job in group:
             _settle(job, None)
+
+    def _count(self, group: list[_Job]) -> None:
+        batches = [job.batch for job in group]
+        self._metrics.committed(group_size=len(batches), rows=sum(len(b.messages) for b in batches))
+        self._metrics.gaps += sum(1 for b in batches if b.gap_from is not None)
 
     async def _apply_alone(self, job: _Job, exc: psycopg.Error) -> None:
         if isinstance(exc, pg_errors.UniqueViolation):
@@ -188,7 +191,7 @@ class Writer:
         if stale:
             _settle(job, StaleCheckpoint(job.batch.stream))
         else:
-            self._metrics.committed(group_size=1, rows=len(job.batch.messages))
+            self._count([job])
             _settle(job, None)
 
     async def _transaction(self, group: list[_Job], *, row_by_row: bool = False) -> set[str]:
@@ -255,7 +258,7 @@ class Writer:
             try:
                 async with conn.transaction():
                     await conn.execute(_INSERT_ONE.format(payload="%s::jsonb"), values)
-            except pg_errors.DataException as exc:
+            except psycopg.DataError as exc:
                 await conn.execute(_INSERT_ONE.format(payload="to_jsonb(%s::text)"), values)
                 self._metrics.unstorable_payloads += 1
                 log.error(
