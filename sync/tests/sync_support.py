@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import msgspec
 import psycopg
-
 from ds_stack.ports import free_port
 
 if TYPE_CHECKING:

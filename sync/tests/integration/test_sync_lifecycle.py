@@ -1,4 +1,4 @@
-"""A stream's life as ds-sync follows it: found, read, parked and woken, closed, deleted, resumed."""
+"""A stream's life as ds-sync follows it: found, parked and woken, closed, deleted, resumed."""
 
 from __future__ import annotations
 
@@ -126,7 +126,9 @@ def test_history_dropped_before_it_was_synced_is_a_recorded_gap(
     wait_until(lambda: count_events(postgres_db, path) == 1, what="the first row")
     assert sync.stop() == 0
     # While ds-sync is away, two more messages arrive and a snapshot drops them.
-    snapshot_at = streams.append("snapshotted", {**EVENT, "key": "msg:2"}, {**EVENT, "key": "msg:3"})
+    snapshot_at = streams.append(
+        "snapshotted", {**EVENT, "key": "msg:2"}, {**EVENT, "key": "msg:3"}
+    )
     bucket_url = f"{streams.server_url}/ds/{streams.path('snapshotted')}"
     response = httpx.put(
         f"{bucket_url}/snapshot/{snapshot_at}",
@@ -146,7 +148,8 @@ def test_history_dropped_before_it_was_synced_is_a_recorded_gap(
     )[0][0]
     assert first_tail == snapshot_at  # a read after a bootstrap starts at the snapshot
     assert len(gaps) == 1
-    assert gaps[0][0] == path and gaps[0][2] == snapshot_at
+    assert gaps[0][0] == path
+    assert gaps[0][2] == snapshot_at
     assert gaps[0][1] < snapshot_at
     assert before == httpx.head(streams.url("snapshotted")).headers["Stream-Next-Offset"]
     assert "was dropped by a snapshot before it was synced" in sync.log()

@@ -1,11 +1,10 @@
-"""Normalising session events (sessions.md §2): both shapes, field-by-field precedence, bad input."""
+"""Normalising session events (sessions.md §2): both shapes, precedence per field, bad input."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 import pytest
-
 from ds_sync.events import NO_FIELDS, EventFields, OperationKind, extract, extract_raw
 
 TEN = datetime(2026, 11, 26, 10, 0, 0, tzinfo=UTC)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
-
 from ds_sync.patterns import Pattern, PatternError, any_matches, parse_patterns
 
 
 def test_default_patterns() -> None:
     literal, bucket = parse_patterns("session-events,sessions/*")
-    assert literal.literal and literal.bucket is None
-    assert not bucket.literal and bucket.bucket == "sessions"
+    assert literal.literal
+    assert literal.bucket is None
+    assert not bucket.literal
+    assert bucket.bucket == "sessions"
 
 
 @pytest.mark.parametrize(

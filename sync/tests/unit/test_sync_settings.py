@@ -1,9 +1,8 @@
-"""Settings: the DS_SYNC__ prefix, the reference stack's names, and errors that name the variable."""
+"""Settings: the DS_SYNC__ prefix, the reference stack's names, errors naming the variable."""
 
 from __future__ import annotations
 
 import pytest
-
 from ds_sync.patterns import Pattern
 from ds_sync.settings import SettingsError, load_settings
 
@@ -47,7 +46,8 @@ def test_token_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DS_SYNC__TOKEN", "secret")
     monkeypatch.setenv("DS_SYNC__STREAMS", "chat/*")
     settings = load_settings()
-    assert settings.token is not None and settings.token.get_secret_value() == "secret"
+    assert settings.token is not None
+    assert settings.token.get_secret_value() == "secret"
     assert "secret" not in repr(settings)
     assert settings.streams == (Pattern("chat/*"),)
 
@@ -56,10 +56,18 @@ def test_token_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
     ("name", "value", "message"),
     [
         ("DS_SERVER_URL", "ftp://x", "DS_SERVER_URL='ftp://x': Value error, must be an http"),
-        ("POSTGRES_URL", "mysql://x", "POSTGRES_URL='mysql://x': Value error, must be a postgresql"),
+        (
+            "POSTGRES_URL",
+            "mysql://x",
+            "POSTGRES_URL='mysql://x': Value error, must be a postgresql",
+        ),
         ("DS_SYNC__STREAMS", "room-*", "DS_SYNC__STREAMS='room-*': Value error"),
         ("DS_SYNC__IDLE_SECS", "soon", "DS_SYNC__IDLE_SECS='soon': Input should be a valid number"),
-        ("DS_SYNC__POOL_SIZE", "1", "DS_SYNC__POOL_SIZE='1': Input should be greater than or equal"),
+        (
+            "DS_SYNC__POOL_SIZE",
+            "1",
+            "DS_SYNC__POOL_SIZE='1': Input should be greater than or equal",
+        ),
         ("DS_SYNC__NAME", "Bad Name", "DS_SYNC__NAME='Bad Name': Value error, must be 1-40"),
     ],
 )
