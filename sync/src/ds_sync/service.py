@@ -72,8 +72,13 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         )
         if stop.is_set():
             return
+        # Autocommit: the writer's one-statement commits are transactions of their own.
         pool = AsyncConnectionPool(
-            settings.postgres_url, min_size=2, max_size=settings.pool_size, open=False
+            settings.postgres_url,
+            min_size=2,
+            max_size=settings.pool_size,
+            kwargs={"autocommit": True},
+            open=False,
         )
         await pool.open()
         writer = Writer(

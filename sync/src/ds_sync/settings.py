@@ -28,7 +28,9 @@ def _aliases(field: str, reference_name: str) -> AliasChoices:
 class Settings(BaseSettings):
     """Every setting; each is ``DS_SYNC__<NAME>`` in the environment."""
 
-    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX, extra="ignore", frozen=True, populate_by_name=True
+    )
 
     server_url: str = Field(
         default="http://127.0.0.1:4437", validation_alias=_aliases("server_url", "DS_SERVER_URL")

@@ -37,25 +37,48 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ds_sync.writer")
 
-_COPY = (
-    "COPY session_events (stream_name, ds_offset, event_index, event_key, event_type, "
-    "operation, event_time, payload) FROM STDIN"
+# One statement, so one round trip and one implicit transaction (the pool's
+# connections are in autocommit mode): move every checkpoint whose stored
+# offset is where its batch began, then insert the rows (and gaps) of exactly
+# those streams. A stale stream gets neither; the others commit.
+_COMMIT = """
+WITH moved AS (
+    UPDATE sync_checkpoints AS c
+    SET next_offset = m.next_offset, status = m.status, detail = NULL, updated_at = now()
+    FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[])
+        AS m(stream_name, expected, next_offset, status)
+    WHERE c.stream_name = m.stream_name AND c.next_offset = m.expected AND c.status = 'active'
+    RETURNING c.stream_name
+), inserted AS (
+    INSERT INTO session_events (stream_name, ds_offset, event_index, event_key, event_type,
+        operation, event_time, payload)
+    SELECT r.stream_name, r.ds_offset, r.event_index, r.event_key, r.event_type, r.operation,
+        r.event_time, r.payload::jsonb
+    FROM unnest(%b::text[], %b::text[], %b::int4[], %b::text[], %b::text[], %b::text[],
+        %b::timestamptz[], %b::text[])
+        AS r(stream_name, ds_offset, event_index, event_key, event_type, operation, event_time,
+            payload)
+    WHERE r.stream_name IN (SELECT stream_name FROM moved)
+), gaps AS (
+    INSERT INTO sync_gaps (stream_name, from_offset, to_offset, detail)
+    SELECT g.stream_name, g.from_offset, g.to_offset, %b
+    FROM unnest(%b::text[], %b::text[], %b::text[]) AS g(stream_name, from_offset, to_offset)
+    WHERE g.stream_name IN (SELECT stream_name FROM moved)
 )
+SELECT stream_name FROM moved
+"""
+_GAP_DETAIL = "history dropped by a snapshot before it was synced (410)"
+# The fallback for a batch holding a message jsonb refuses: row by row.
 _INSERT_ONE = (
     "INSERT INTO session_events (stream_name, ds_offset, event_index, event_key, event_type, "
     "operation, event_time, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, {payload})"
 )
-_MOVE_CHECKPOINTS = (
-    "UPDATE sync_checkpoints AS c SET next_offset = m.next_offset, status = m.status, "
-    "detail = NULL, updated_at = now() "
-    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) "
-    "AS m(stream_name, expected, next_offset, status) "
-    "WHERE c.stream_name = m.stream_name AND c.next_offset = m.expected AND c.status = 'active' "
-    "RETURNING c.stream_name"
+_MOVE_ONE = (
+    "UPDATE sync_checkpoints SET next_offset = %s, status = %s, detail = NULL, updated_at = now() "
+    "WHERE stream_name = %s AND next_offset = %s AND status = 'active'"
 )
-_GAP = (
-    "INSERT INTO sync_gaps (stream_name, from_offset, to_offset, detail) "
-    "VALUES (%s, %s, %s, 'history dropped by a snapshot before it was synced (410)')"
+_GAP_ONE = (
+    "INSERT INTO sync_gaps (stream_name, from_offset, to_offset, detail) VALUES (%s, %s, %s, %s)"
 )
 
 
@@ -155,18 +178,10 @@ class Writer:
             for job in group:
                 _settle(job, exc)
             return
-        if stale:
-            # Nothing was applied: the others go again without the stale ones.
-            for job in group:
-                if job.batch.stream in stale:
-                    _settle(job, StaleCheckpoint(job.batch.stream))
-            rest = [job for job in group if job.batch.stream not in stale]
-            if rest:
-                await self._apply(rest)
-            return
-        self._count(group)
+        applied = [job for job in group if job.batch.stream not in stale]
+        self._count(applied)
         for job in group:
-            _settle(job, None)
+            _settle(job, StaleCheckpoint(job.batch.stream) if job.batch.stream in stale else None)
 
     def _count(self, group: list[_Job]) -> None:
         batches = [job.batch for job in group]
@@ -180,7 +195,7 @@ class Writer:
         # jsonb refuses some valid JSON (\u0000, unpaired surrogates, huge numbers):
         # insert row by row, storing what it refuses as its text in a JSON string.
         try:
-            stale = await self._transaction([job], row_by_row=True)
+            applied = await self._transaction_rows(job.batch)
         except pg_errors.UniqueViolation as again:
             _settle(job, UniqueConflict(str(again).splitlines()[0]))
             return
@@ -188,58 +203,64 @@ class Writer:
             self._metrics.database_errors += 1
             _settle(job, again)
             return
-        if stale:
+        if not applied:
             _settle(job, StaleCheckpoint(job.batch.stream))
         else:
             self._count([job])
             _settle(job, None)
 
-    async def _transaction(self, group: list[_Job], *, row_by_row: bool = False) -> set[str]:
-        """Insert, record gaps, move checkpoints; roll back and return the stale streams if any."""
+    async def _transaction(self, group: list[_Job]) -> set[str]:
+        """Commit the group in one statement; the streams whose checkpoint was stale."""
         batches = [job.batch for job in group]
-        try:
-            async with self._pool.connection() as conn, conn.transaction():
-                if row_by_row:
-                    await self._insert_rows(conn, batches[0])
-                else:
-                    await self._copy_rows(conn, batches)
-                for batch in batches:
-                    if batch.gap_from is not None:
-                        await conn.execute(_GAP, (batch.stream, batch.gap_from, batch.start))
-                cursor = await conn.execute(
-                    _MOVE_CHECKPOINTS,
-                    (
-                        [b.stream for b in batches],
-                        [b.gap_from or b.start for b in batches],
-                        [b.next_offset for b in batches],
-                        [(Status.DONE if b.closed else Status.ACTIVE).value for b in batches],
-                    ),
-                )
-                moved = {row[0] for row in await cursor.fetchall()}
-                stale = {b.stream for b in batches} - moved
-                if stale:
-                    raise _Rollback(stale)
-        except _Rollback as rollback:
-            return rollback.stale
-        return set()
+        rows: list[list[object]] = [[], [], [], [], [], [], [], []]
+        for batch in batches:
+            for index, raw in enumerate(batch.messages):
+                fields = extract_raw(raw)
+                rows[0].append(batch.stream)
+                rows[1].append(batch.start)
+                rows[2].append(index)
+                rows[3].append(fields.event_key)
+                rows[4].append(fields.event_type)
+                rows[5].append(fields.operation)
+                rows[6].append(fields.event_time)
+                rows[7].append(raw.decode("utf-8"))
+        gapped = [b for b in batches if b.gap_from is not None]
+        params: list[object] = [
+            [b.stream for b in batches],
+            [b.gap_from or b.start for b in batches],
+            [b.next_offset for b in batches],
+            [_status(b).value for b in batches],
+            *rows,
+            _GAP_DETAIL,
+            [b.stream for b in gapped],
+            [b.gap_from for b in gapped],
+            [b.start for b in gapped],
+        ]
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(_COMMIT, params)
+            moved = {row[0] for row in await cursor.fetchall()}
+        return {b.stream for b in batches} - moved
 
-    async def _copy_rows(self, conn: AsyncConnection[object], batches: list[Batch]) -> None:
-        async with conn.cursor() as cursor, cursor.copy(_COPY) as copy:
-            for batch in batches:
-                for index, raw in enumerate(batch.messages):
-                    fields = extract_raw(raw)
-                    await copy.write_row(
-                        (
-                            batch.stream,
-                            batch.start,
-                            index,
-                            fields.event_key,
-                            fields.event_type,
-                            fields.operation,
-                            fields.event_time,
-                            raw.decode("utf-8"),
-                        )
-                    )
+    async def _transaction_rows(self, batch: Batch) -> bool:
+        """Commit one batch row by row (jsonb refused a message); False when stale."""
+        async with self._pool.connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                _MOVE_ONE,
+                (
+                    batch.next_offset,
+                    _status(batch).value,
+                    batch.stream,
+                    batch.gap_from or batch.start,
+                ),
+            )
+            if cursor.rowcount != 1:
+                return False  # nothing was written
+            if batch.gap_from is not None:
+                await conn.execute(
+                    _GAP_ONE, (batch.stream, batch.gap_from, batch.start, _GAP_DETAIL)
+                )
+            await self._insert_rows(conn, batch)
+        return True
 
     async def _insert_rows(self, conn: AsyncConnection[object], batch: Batch) -> None:
         for index, raw in enumerate(batch.messages):
@@ -270,10 +291,8 @@ class Writer:
                 )
 
 
-class _Rollback(Exception):
-    def __init__(self, stale: set[str]) -> None:
-        super().__init__(sorted(stale))
-        self.stale = stale
+def _status(batch: Batch) -> Status:
+    return Status.DONE if batch.closed else Status.ACTIVE
 
 
 def _settle(job: _Job, error: BaseException | None) -> None:
