@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
+import psutil
 import psycopg
 from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
 
-from ds_bench import sync_load
+from ds_bench import _machine, sync_load
 from ds_bench.servers import DsServer, ServerProcess
 
 if TYPE_CHECKING:
@@ -36,6 +37,33 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 _WAIT_SECS = 300.0
+
+
+def _tree_cpu() -> float:
+    """CPU seconds used so far by this process and every process below it (servers, Postgres)."""
+    me = psutil.Process()
+    total = 0.0
+    for process in [me, *me.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+class Background:
+    """How busy other work kept the machine during a scenario (a share of all cores)."""
+
+    def __enter__(self) -> Background:
+        self.share = 0.0
+        self._busy = _machine.snapshot().busy
+        self._ours = _tree_cpu()
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        wall = (time.perf_counter() - self._wall) * (os.cpu_count() or 1)
+        other = (_machine.snapshot().busy - self._busy) - (_tree_cpu() - self._ours)
+        self.share = max(0.0, other / wall) if wall > 0 else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +76,7 @@ class LagFigures:
     p50_ms: float
     p99_ms: float
     max_ms: float
+    background: float | None = None  # share of the machine other work used meanwhile
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +87,7 @@ class ThroughputFigures:
     seconds: float  # first commit to last commit
     events_per_sec: float
     transactions: int
+    background: float | None = None
 
 
 class SyncService(ServerProcess):
@@ -176,10 +206,11 @@ def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFig
         for url in urls:
             httpx.post(url, content=b'[{"type":"warm-up","key":"w"}]', headers=sync_load.JSON)
         _wait_rows(database, len(urls))
-        started = time.perf_counter()
-        acked = asyncio.run(sync_load.paced(urls, rate, seconds))
-        achieved = len(acked) / (time.perf_counter() - started)
-        _wait_rows(database, len(urls) + len(acked))
+        with Background() as background:
+            started = time.perf_counter()
+            acked = asyncio.run(sync_load.paced(urls, rate, seconds))
+            achieved = len(acked) / (time.perf_counter() - started)
+            _wait_rows(database, len(urls) + len(acked))
     values = _lags(acked, _commit_times(database))
     figures = LagFigures(
         scenario=f"lag, {rate:,.0f} events/s over {streams} streams",
@@ -190,6 +221,7 @@ def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFig
         p50_ms=statistics.median(values),
         p99_ms=_percentile(values, 0.99),
         max_ms=max(values),
+        background=background.share,
     )
     return figures, values
 
@@ -242,7 +274,7 @@ def throughput(stack: Stack, streams: int, events: int) -> ThroughputFigures:
     """A backlog of ``events`` over ``streams`` streams, drained by a fresh ds-sync."""
     database, bucket, urls = stack.scenario(streams)
     total = asyncio.run(sync_load.backlog(urls, events // streams))
-    with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
+    with Background() as background, SyncService(stack.server.url, database, f"{bucket}/*") as sync:
         assert isinstance(sync, SyncService)
         _wait_rows(database, total)
         transactions = int(sync.metric("ds_sync_transactions_total"))
@@ -255,6 +287,7 @@ def throughput(stack: Stack, streams: int, events: int) -> ThroughputFigures:
         seconds=seconds,
         events_per_sec=total / seconds if seconds > 0 else float("inf"),
         transactions=transactions,
+        background=background.share,
     )
 
 
@@ -266,20 +299,33 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--seconds", type=float, default=30.0, help="length of the lag run")
     parser.add_argument("--events", type=int, default=200_000, help="backlog per throughput run")
     parser.add_argument("--pickups", type=int, default=20, help="new and idle streams measured")
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=0.25,
+        help="before each scenario, wait (up to a minute) until other work uses at most this "
+        "share of the machine",
+    )
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> None:
     """Every scenario; print the tables and write JSON, Markdown and PNG results."""
     from ds_bench import sync_report
 
+    def settle(what: str) -> None:
+        share = _machine.wait_until_quiet(args.quiet, timeout=60)
+        print(f"{what} (other work: {share:.0%} of the machine) ...", flush=True)
+
     with stack() as running:
-        print("lag ...", flush=True)
+        settle("lag")
         figures, values = lag(running, args.lag_streams, args.rate, args.seconds)
         lags = [figures]
-        print("pick-up of new and idle streams ...", flush=True)
+        settle("pick-up of new and idle streams")
         lags += list(pickup(running, args.pickups))
-        print("throughput ...", flush=True)
-        rates = [throughput(running, streams, args.events) for streams in (1, 100)]
+        rates = []
+        for streams in (1, 100):
+            settle(f"throughput, {streams} streams")
+            rates.append(throughput(running, streams, args.events))
     path = sync_report.write_results(out_dir, lags, rates, values)
     print(sync_report.markdown(lags, rates))
     print(f"results: {path}")
