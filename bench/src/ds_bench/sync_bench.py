@@ -77,6 +77,7 @@ class LagFigures:
     p99_ms: float
     max_ms: float
     background: float | None = None  # share of the machine other work used meanwhile
+    sync_cpu_us_per_event: float | None = None  # ds-sync's CPU time per event
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,10 +208,12 @@ def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFig
             httpx.post(url, content=b'[{"type":"warm-up","key":"w"}]', headers=sync_load.JSON)
         _wait_rows(database, len(urls))
         with Background() as background:
+            cpu_before = sync.cpu_seconds()
             started = time.perf_counter()
             acked = asyncio.run(sync_load.paced(urls, rate, seconds))
             achieved = len(acked) / (time.perf_counter() - started)
             _wait_rows(database, len(urls) + len(acked))
+            sync_cpu = sync.cpu_seconds() - cpu_before
     values = _lags(acked, _commit_times(database))
     figures = LagFigures(
         scenario=f"lag, {rate:,.0f} events/s over {streams} streams",
@@ -222,6 +225,7 @@ def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFig
         p99_ms=_percentile(values, 0.99),
         max_ms=max(values),
         background=background.share,
+        sync_cpu_us_per_event=sync_cpu / len(acked) * 1e6,
     )
     return figures, values
 
@@ -322,6 +326,9 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
         settle("lag")
         figures, values = lag(running, args.lag_streams, args.rate, args.seconds)
         lags = [figures]
+        # The same pipeline at a tenth of the load: its latency without queueing for CPU.
+        settle("lag at a tenth of the rate")
+        lags.append(lag(running, max(1, args.lag_streams // 10), args.rate / 10, args.seconds)[0])
         settle("pick-up of new and idle streams")
         lags += list(pickup(running, args.pickups))
         rates = []
