@@ -8,6 +8,7 @@ import sys
 
 import psycopg
 
+from ds_sync.http_endpoint import EndpointError
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.settings import SettingsError, load_settings
 
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
         import uvloop
 
         uvloop.run(run(settings))
-    except MigrationError as exc:
+    except (MigrationError, EndpointError) as exc:
         sys.exit(f"ds-sync: {exc}")
 
 

@@ -45,4 +45,13 @@ async def serve(
             await writer.drain()
         writer.close()
 
-    return await asyncio.start_server(answer, host, port)
+    try:
+        return await asyncio.start_server(answer, host, port)
+    except OSError as exc:
+        raise EndpointError(
+            f"cannot listen on {host}:{port} for /metrics and /healthz: {exc}"
+        ) from exc
+
+
+class EndpointError(RuntimeError):
+    """The metrics endpoint's address is taken or not ours (DS_SYNC__METRICS_HOST/PORT)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -77,6 +78,20 @@ def test_a_migration_edited_after_it_was_applied_is_refused(postgres_db: str) ->
         assert [m.version for m in migrate(conn, extra)] == [99]
         with pytest.raises(MigrationError, match="which this ds-sync doesn't know"):
             migrate(conn)
+
+
+def test_a_taken_metrics_port_is_one_clear_line(postgres_db: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "POSTGRES_URL": postgres_db, "DS_SYNC__METRICS_PORT": str(port)}
+        result = subprocess.run(
+            [sys.executable, "-m", "ds_sync"], env=env, capture_output=True, text=True, check=False
+        )
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ds-sync: cannot listen on 127.0.0.1:{port} for /metrics and /healthz")
 
 
 def test_a_bad_setting_is_one_line_and_exit_status_2() -> None:
