@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from psycopg.rows import TupleRow
 
     from ds_sync.metrics import TableMetrics
-    from ds_sync.mirror.model import FeedBatch
+    from ds_sync.mirror.model import FeedBatch, TableShape
     from ds_sync.settings import Settings
     from ds_sync.table_names import TableName
 
@@ -42,6 +42,7 @@ class FeedContext:
     """What a feed works with: its table, the settings, and connections of its own."""
 
     table: TableName
+    shape: TableShape  # as the catalog said when the feed was made
     settings: Settings
     conn: AsyncConnection[TupleRow]  # this table's alone (the native feed's slot session)
     http: httpx.AsyncClient

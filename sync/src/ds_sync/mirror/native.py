@@ -32,7 +32,7 @@ import msgspec
 from psycopg import errors as pg_errors
 
 from ds_sync.mirror import pgoutput
-from ds_sync.mirror.catalog import ensure_replica_identity_full, table_shape, type_names
+from ds_sync.mirror.catalog import ensure_replica_identity_full, type_names
 from ds_sync.mirror.decoding import Decoder, Transaction
 from ds_sync.mirror.feed import ChangeFeed
 from ds_sync.mirror.model import Control, FeedBatch, FeedError
@@ -91,7 +91,7 @@ class NativeFeed(ChangeFeed):
         self._slot = slot_name(settings.name, table)
         self._poll = settings.poll_secs
         self._limit = settings.feed_batch_rows
-        shape = await table_shape(conn, table)
+        shape = context.shape
         await ensure_replica_identity_full(conn, table, shape)
         await ensure_publication(conn, self._slot, table)
         await bound_slot_wal(conn, settings.max_slot_wal_keep_size)

@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
+from ds_sync import failpoints
 from ds_sync.backoff import Backoff
+from ds_sync.mirror.catalog import table_shape
 from ds_sync.mirror.feed import FeedContext, feed_class
 from ds_sync.mirror.messages import bodies, encode_item
 from ds_sync.mirror.model import Control, TableRefused
@@ -118,6 +120,7 @@ class TableMirror:
             state = await self._store.load(
                 self.table, self._feed_name, producer_id(self.table.qualified)
             )
+            shape = await table_shape(conn, self.table)
             await self._ensure_stream()
             try:
                 state = await self._recover(state)
@@ -133,7 +136,7 @@ class TableMirror:
                 )
                 state = await self._store.start_over(state, self._feed_name)
             feed = feed_class(self._feed_name)(
-                FeedContext(self.table, self._settings, conn, self._http, self._metrics)
+                FeedContext(self.table, shape, self._settings, conn, self._http, self._metrics)
             )
             try:
                 await self._follow(feed, state)
@@ -163,12 +166,14 @@ class TableMirror:
                 staged = await self._store.stage(
                     state, bodies(messages, self._settings.post_max_bytes), batch.position
                 )
+                failpoints.reached("mirror.staged")
                 try:
                     state = await self._deliver(staged, resent=False)
                 except ProducerLost as exc:
                     await self._start_over(str(exc))
                     return
                 self._count(batch)
+                failpoints.reached("mirror.committed")
             await feed.delivered(batch.position)
 
     def _items(self, batch: FeedBatch) -> list[Item]:
@@ -197,6 +202,8 @@ class TableMirror:
                 metrics=self._metrics,
             )
             self._stream_has_data = self._stream_has_data or appended
+            failpoints.reached("mirror.posted-body")
+        failpoints.reached("mirror.posted")
         return await self._store.commit(state)
 
     async def _start_over(self, reason: str) -> None:

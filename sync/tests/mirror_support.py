@@ -1,0 +1,127 @@
+"""Test support for the Postgres → stream direction: reading pg-{table}, materialising it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import msgspec
+import psycopg
+
+_decode = msgspec.json.Decoder()
+
+
+def delete_stream(server_url: str, stream: str) -> None:
+    """Remove a pg-{table} stream an earlier test left on the shared server."""
+    response = httpx.delete(f"{server_url}/v1/stream/{stream}")
+    assert response.status_code in (204, 404), response.text
+
+
+def read_raw(server_url: str, stream: str) -> list[bytes]:
+    """Every message of a top-level JSON stream, as stored (empty when there is no stream)."""
+    from ds_client._json import split_arrays
+
+    found: list[bytes] = []
+    offset = "-1"
+    with httpx.Client(timeout=30) as http:
+        while True:
+            response = http.get(f"{server_url}/v1/stream/{stream}", params={"offset": offset})
+            if response.status_code == 404:
+                return found
+            assert response.status_code == 200, response.text
+            found += split_arrays(response.content)
+            offset = response.headers["Stream-Next-Offset"]
+            if response.headers.get("Stream-Up-To-Date") == "true":
+                return found
+
+
+def read_messages(server_url: str, stream: str) -> list[dict[str, Any]]:
+    return [_decode.decode(raw) for raw in read_raw(server_url, stream)]
+
+
+def controls(messages: list[dict[str, Any]]) -> list[str]:
+    return [m["headers"]["control"] for m in messages if "control" in m.get("headers", {})]
+
+
+def changes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if "control" not in m.get("headers", {})]
+
+
+def materialise(messages: list[dict[str, Any]], type_name: str) -> dict[str, Any]:
+    """The State Protocol's materialisation of one type: key → value (reset clears)."""
+    state: dict[str, Any] = {}
+    for message in messages:
+        headers = message.get("headers", {})
+        if headers.get("control") == "reset":
+            state.clear()
+            continue
+        if "control" in headers or message.get("type") != type_name:
+            continue
+        if headers["operation"] in ("insert", "update"):
+            state[message["key"]] = message["value"]
+        elif headers["operation"] == "delete":
+            state.pop(message["key"], None)
+        else:
+            raise AssertionError(f"unknown operation in {message}")
+    return state
+
+
+def duplicates(messages: list[dict[str, Any]]) -> int:
+    """Change messages seen more than once between two resets (txid + key + operation + value)."""
+    doubled = 0
+    seen: Counter[bytes] = Counter()
+    for message in messages:
+        headers = message.get("headers", {})
+        if headers.get("control") == "reset":
+            seen.clear()
+            continue
+        if "control" in headers:
+            continue
+        identity = msgspec.json.encode(
+            [headers.get("txid"), message["key"], headers["operation"], message.get("value")],
+            order="sorted",
+        )
+        seen[identity] += 1
+        doubled += seen[identity] > 1
+    return doubled
+
+
+def items_rows(postgres_url: str) -> dict[str, dict[str, Any]]:
+    """SELECT * FROM items as sessions.md §4 maps it, computed here independently."""
+    with psycopg.connect(postgres_url) as conn:
+        rows = conn.execute("SELECT id, title, body, created_at FROM items").fetchall()
+    return {
+        str(id_): {
+            "id": id_,
+            "title": title,
+            "body": body,
+            "created_at": None if created is None else created.astimezone(UTC).isoformat(),
+        }
+        for id_, title, body, created in rows
+    }
+
+
+def normalised_items(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Materialised items with created_at parsed and written as isoformat (for comparison)."""
+    found = {}
+    for key, value in state.items():
+        created = value["created_at"]
+        if created is not None:
+            created = datetime.fromisoformat(created).astimezone(UTC).isoformat()
+        found[key] = {**value, "created_at": created}
+    return found
+
+
+def mirror_row(postgres_url: str, table: str) -> dict[str, Any] | None:
+    with psycopg.connect(postgres_url) as conn:
+        row = conn.execute(
+            "SELECT status, detail, next_seq, producer_epoch, position::text, "
+            "pending_position IS NOT NULL FROM sync_mirrors WHERE table_name = %s",
+            (table,),
+        ).fetchone()
+    if row is None:
+        return None
+    keys = ("status", "detail", "next_seq", "epoch", "position", "pending")
+    return dict(zip(keys, row, strict=True))
