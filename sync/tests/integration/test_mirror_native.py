@@ -13,9 +13,7 @@ import os
 import random
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 import psycopg
-import pytest
 from ds_sync.migrate import migrate
 from mirror_support import (
     changes,
@@ -212,7 +210,8 @@ def test_types_keys_operations_and_a_table_refused(
     assert read_messages(ds_server, "pg-nokey") == []
     assert "table nokey is not mirrored: table public.nokey has no primary key" in sync.log()
     assert sync.log().count("table nokey is not mirrored") == 1
-    assert sync.process is not None and sync.process.poll() is None
+    assert sync.process is not None
+    assert sync.process.poll() is None
 
     # A truncate is a reset: readers start over from what follows.
     execute(postgres_db, "TRUNCATE typed", "INSERT INTO typed (id) VALUES (9)")
