@@ -106,8 +106,8 @@ class NativeFeed(ChangeFeed):
         self._standby_at = self._retention_at = self._warned_at = 0.0
         self._standby_allowed = True
         stored = self._decode(position)
-        slot = await self._usable_slot(stored)
-        if stored is None or stored.phase == "snapshot":
+        slot, resumable = await self._usable_slot(stored)
+        if stored is None or stored.phase == "snapshot" or not resumable:
             await self._begin_snapshot(slot)
             return
         self._lsn = lsn_number(stored.lsn)
@@ -142,8 +142,9 @@ class NativeFeed(ChangeFeed):
 
     # Slot set-up and the first sync.
 
-    async def _usable_slot(self, stored: NativePosition | None) -> SlotInfo:
-        """The table's slot, made anew (and the table synced again) when it can't serve."""
+    async def _usable_slot(self, stored: NativePosition | None) -> tuple[SlotInfo, bool]:
+        """The table's slot, made anew when it can't serve; and whether ``stored`` can be
+        resumed from (else the table is synced again from scratch)."""
         conn = self.context.conn
         if stored is not None and stored.slot != self._slot:
             # DS_SYNC__NAME changed: the old slot would hold WAL for nobody.
@@ -177,7 +178,8 @@ class NativeFeed(ChangeFeed):
         if slot is None:
             slot = await create_slot(conn, self._slot)
             log.info("table %s: created replication slot %s", self.context.table.text, self._slot)
-        return slot
+            return slot, False
+        return slot, True
 
     async def _begin_snapshot(self, slot: SlotInfo) -> None:
         # Everything committed before the slot's position is in the snapshot.
