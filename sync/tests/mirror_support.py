@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 import msgspec
 import psycopg
+from sync_support import wait_until
 
 _decode = msgspec.json.Decoder()
 
@@ -125,3 +129,39 @@ def mirror_row(postgres_url: str, table: str) -> dict[str, Any] | None:
         return None
     keys = ("status", "detail", "next_seq", "epoch", "position", "pending")
     return dict(zip(keys, row, strict=True))
+
+
+class ElectricFake:
+    """``electric_fake.py`` as a process of its own (a stand-in for Electric: see its docstring)."""
+
+    def __init__(self, port: int, *args: str) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.args = args
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, *args: str) -> None:
+        script = Path(__file__).resolve().parent / "electric_fake.py"
+        command = [sys.executable, str(script), "--port", str(self.port), *(args or self.args)]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        wait_until(self._answers, timeout=20, what="the Electric stand-in")
+
+    def _answers(self) -> bool:
+        try:
+            httpx.get(f"{self.url}/_fake/none", timeout=1)
+        except httpx.TransportError:
+            return False
+        return True
+
+    def get(self, path: str) -> Any:
+        return httpx.get(f"{self.url}{path}", timeout=10).json()
+
+    def post(self, path: str, body: Any) -> Any:
+        return httpx.post(f"{self.url}{path}", json=body, timeout=10).json()
+
+    def kill(self) -> None:
+        """SIGKILL: open connections drop, as when Electric's host dies."""
+        process, self.process = self.process, None
+        if process is not None:
+            process.kill()
+            process.wait()
