@@ -228,6 +228,9 @@ class Synthetic:
 def serve(port: int, backend: Replay | Synthetic) -> None:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: without this, each answer waits for a
+        # delayed ACK (40 ms).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -143,7 +144,9 @@ class ElectricFake:
     def start(self, *args: str) -> None:
         script = Path(__file__).resolve().parent / "electric_fake.py"
         command = [sys.executable, str(script), "--port", str(self.port), *(args or self.args)]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        self.log_path = Path(tempfile.gettempdir()) / f"electric-fake-{self.port}.log"
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=log)
         wait_until(self._answers, timeout=20, what="the Electric stand-in")
 
     def _answers(self) -> bool:
