@@ -104,6 +104,7 @@ class NativeFeed(ChangeFeed):
         self._advanced = 0
         self._seen_flush = -1
         self._standby_at = self._retention_at = self._warned_at = 0.0
+        self._standby_lsn = 0
         self._standby_allowed = True
         stored = self._decode(position)
         slot, resumable = await self._usable_slot(stored)
@@ -284,12 +285,13 @@ class NativeFeed(ChangeFeed):
 
     async def _housekeeping(self) -> None:
         now = time.monotonic()
+        # Only after the slot moved: an idle server gets no WAL record from ds-sync.
         if (
             self._standby_allowed
-            and self._advanced
+            and self._advanced != self._standby_lsn
             and now - self._standby_at >= STANDBY_SNAPSHOT_SECS
         ):
-            self._standby_at = now
+            self._standby_at, self._standby_lsn = now, self._advanced
             try:
                 # Lets the slot's restart_lsn follow its position: peeks decode less.
                 await self.context.conn.execute("SELECT pg_log_standby_snapshot()")
