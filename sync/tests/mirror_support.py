@@ -5,15 +5,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import msgspec
 import psycopg
 from sync_support import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _decode = msgspec.json.Decoder()
 
@@ -168,3 +172,27 @@ class ElectricFake:
         if process is not None:
             process.kill()
             process.wait()
+
+
+def wait_for_stream(
+    server_url: str,
+    stream: str,
+    check: Callable[[list[dict[str, Any]]], bool],
+    timeout: float = 30.0,
+    what: str = "the stream",
+) -> list[dict[str, Any]]:
+    """The stream's messages once ``check`` passes on them; read only when its tail moved
+    (a HEAD a tenth of a second otherwise), so waiting costs the writers little CPU."""
+    deadline = time.monotonic() + timeout
+    read_at: str | None = None
+    while True:
+        response = httpx.head(f"{server_url}/v1/stream/{stream}", timeout=10)
+        tail = response.headers.get("Stream-Next-Offset")
+        if tail != read_at:
+            read_at = tail
+            messages = read_messages(server_url, stream)
+            if check(messages):
+                return messages
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)

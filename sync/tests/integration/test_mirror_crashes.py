@@ -22,9 +22,8 @@ from mirror_support import (
     materialise,
     mirror_row,
     normalised_items,
-    read_messages,
+    wait_for_stream,
 )
-from sync_support import wait_until
 
 if TYPE_CHECKING:
     from sync_support import SyncProcess
@@ -77,10 +76,11 @@ def test_each_crash_point_delivers_every_change_once(
     sync.process = None
     del sync.env["DS_SYNC_FAILPOINTS"]
     sync.start()
-    wait_until(
-        lambda: (
-            controls(read_messages(ds_server, "pg-items"))
-            == ["snapshot-start", "reset", "snapshot-start", "snapshot-end"]
+    wait_for_stream(
+        ds_server,
+        "pg-items",
+        lambda messages: (
+            controls(messages) == ["snapshot-start", "reset", "snapshot-start", "snapshot-end"]
         ),
         what="the first sync again, after a reset",
     )
@@ -105,16 +105,14 @@ def test_each_crash_point_delivers_every_change_once(
     sync.env["DS_SYNC__FEED_BATCH_ROWS"] = "5000"
     sync.start()
     expected = items_rows(postgres_db)
-    wait_until(
-        lambda: (
-            normalised_items(materialise(read_messages(ds_server, "pg-items"), "items")) == expected
-        ),
-        timeout=30,
+    messages = wait_for_stream(
+        ds_server,
+        "pg-items",
+        lambda messages: normalised_items(materialise(messages, "items")) == expected,
         what="pg-items = items after the crashes",
     )
     assert sync.stop() == 0
     assert sync.log().count("sending again the") == 3  # after staged, posted-body and posted
-    messages = read_messages(ds_server, "pg-items")
     assert controls(messages) == ["snapshot-start", "reset", "snapshot-start", "snapshot-end"]
     assert duplicates(messages) == 0
     assert len(changes(last_segment(messages))) == 20 + made

@@ -29,7 +29,7 @@ from mirror_support import (
     delete_stream,
     duplicates,
     materialise,
-    read_messages,
+    wait_for_stream,
 )
 from sync_support import wait_until
 
@@ -186,23 +186,24 @@ def test_sigkill_with_electric_loses_and_doubles_nothing(
         done = asyncio.run(run())
         wait_until(lambda: sync.process is None or sync.ready(), timeout=30, what="last restart")
         rows = expected_items(electric.get("/_fake/rows"))
-        wait_until(
-            lambda: materialise(read_messages(ds_server, "pg-items"), "items") == rows,
-            timeout=60,
-            what="pg-items materialised = the shape's rows",
-        )
         log = [
             (str(m["headers"]["txids"][0]), str(m["value"]["id"]), m["headers"]["operation"])
             for _, m in electric.get("/_fake/log")
         ]
-        wait_until(
-            lambda: len(_after_last_snapshot(read_messages(ds_server, "pg-items"))) >= len(log)
+        messages = wait_for_stream(
+            ds_server,
+            "pg-items",
+            lambda messages: (
+                materialise(messages, "items") == rows
+                and len(_after_last_snapshot(messages)) >= len(log)
+            ),
+            timeout=60,
+            what="pg-items materialised = the shape's rows, its whole log delivered",
         )
         took = time.monotonic() - started
         assert sync.stop() == 0
     finally:
         electric.kill()
-    messages = read_messages(ds_server, "pg-items")
     streamed = [
         (m["headers"]["txid"], m["key"], m["headers"]["operation"])
         for m in _after_last_snapshot(messages)
@@ -218,7 +219,9 @@ def test_sigkill_with_electric_loses_and_doubles_nothing(
             f"materialised {len(rows):,} rows = the shape's; {took:.1f}s"
         )
     assert [a.split("@")[0] for a in done].count("kill") == KILLS
-    assert resets >= 2  # the rotation and the restart that lost the shapes
+    # The rotation and the restart that lost the shapes each make ds-sync's handle stale;
+    # when both come before ds-sync asks again, it sees one must-refetch.
+    assert resets >= 1
     assert streamed == log
     assert doubled == 0
 

@@ -24,7 +24,7 @@ from mirror_support import (
     items_rows,
     materialise,
     normalised_items,
-    read_messages,
+    wait_for_stream,
 )
 from sync_support import wait_until
 
@@ -105,10 +105,10 @@ def test_sigkill_loses_and_doubles_no_change(
         migrate(conn)
     sync.env["DS_SYNC__TABLES"] = "items"
     sync.start()
-    wait_until(
-        lambda: (
-            controls(read_messages(ds_server, "pg-items")) == ["snapshot-start", "snapshot-end"]
-        ),
+    wait_for_stream(
+        ds_server,
+        "pg-items",
+        lambda messages: controls(messages) == ["snapshot-start", "snapshot-end"],
         what="the first sync",
     )
     seed = random.randrange(1_000_000)
@@ -117,16 +117,15 @@ def test_sigkill_loses_and_doubles_no_change(
     wrote_in = time.monotonic() - started
     wait_until(lambda: sync.process is None or sync.ready(), timeout=30, what="last restart")
     expected = items_rows(postgres_db)
-    wait_until(
-        lambda: (
-            normalised_items(materialise(read_messages(ds_server, "pg-items"), "items")) == expected
-        ),
+    messages = wait_for_stream(
+        ds_server,
+        "pg-items",
+        lambda messages: normalised_items(materialise(messages, "items")) == expected,
         timeout=90,
         what="pg-items materialised = SELECT * FROM items",
     )
     caught_up_in = time.monotonic() - started
     assert sync.stop() == 0
-    messages = read_messages(ds_server, "pg-items")
     delivered = len(changes(messages))
     doubled = duplicates(messages)
     state = materialise(messages, "items")

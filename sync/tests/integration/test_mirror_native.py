@@ -26,6 +26,7 @@ from mirror_support import (
     normalised_items,
     read_messages,
     read_raw,
+    wait_for_stream,
 )
 from sync_support import wait_until
 
@@ -110,10 +111,10 @@ def test_types_keys_operations_and_a_table_refused(
     )
     sync.env["DS_SYNC__TABLES"] = "typed,pairs,big,nokey,items"
     sync.start()
-    wait_until(
-        lambda: (
-            controls(read_messages(ds_server, "pg-items")) == ["snapshot-start", "snapshot-end"]
-        ),
+    wait_for_stream(
+        ds_server,
+        "pg-items",
+        lambda messages: controls(messages) == ["snapshot-start", "snapshot-end"],
         what="the empty items table's first sync",
     )
     blob = os.urandom(600_000).hex()  # 1.2 MB of text: TOASTed, stored out of line
@@ -133,17 +134,13 @@ def test_types_keys_operations_and_a_table_refused(
         "INSERT INTO items (title) SELECT 'bulk ' || n FROM generate_series(1, 3000) AS n",
         "UPDATE items SET body = 'all at once'",
     )
-    wait_until(
-        lambda: len(by_type(read_messages(ds_server, "pg-items"), "items")) == 6000,
-        timeout=30,
-        what="6,000 items changes",
-    )
-    wait_until(
-        lambda: len(by_type(read_messages(ds_server, "pg-big"), "big")) == 3, what="big changes"
-    )
-    wait_until(
-        lambda: len(by_type(read_messages(ds_server, "pg-typed"), "typed")) == 6, what="typed"
-    )
+    for stream, count in (("pg-items", 6000), ("pg-big", 3), ("pg-typed", 6)):
+        wait_for_stream(
+            ds_server,
+            stream,
+            lambda messages, count=count: len(changes(messages)) == count,
+            what=f"{count} changes on {stream}",
+        )
 
     typed = read_messages(ds_server, "pg-typed")
     assert controls(typed) == ["snapshot-start", "snapshot-end"]
@@ -215,12 +212,14 @@ def test_types_keys_operations_and_a_table_refused(
 
     # A truncate is a reset: readers start over from what follows.
     execute(postgres_db, "TRUNCATE typed", "INSERT INTO typed (id) VALUES (9)")
-    wait_until(lambda: controls(read_messages(ds_server, "pg-typed"))[-1:] == ["reset"])
-    wait_until(
-        lambda: (
-            materialise(read_messages(ds_server, "pg-typed"), "typed")
-            == {"9": {"id": 9, **NULL_VALUE}}
-        )
+    wait_for_stream(
+        ds_server,
+        "pg-typed",
+        lambda messages: (
+            controls(messages)[-1:] == ["reset"]
+            and materialise(messages, "typed") == {"9": {"id": 9, **NULL_VALUE}}
+        ),
+        what="a reset, then the row inserted after the truncate",
     )
     for stream in ("pg-typed", "pg-pairs", "pg-big", "pg-items"):
         assert duplicates(read_messages(ds_server, stream)) == 0
@@ -259,14 +258,12 @@ def test_random_workload_materialises_to_the_table(
                         conn.execute("DELETE FROM items WHERE id = %s", (rng.choice(ids),))
         # The stream is synced once every change made so far is in it.
         expected = items_rows(postgres_db)
-    wait_until(
-        lambda: (
-            normalised_items(materialise(read_messages(ds_server, "pg-items"), "items")) == expected
-        ),
-        timeout=30,
+    messages = wait_for_stream(
+        ds_server,
+        "pg-items",
+        lambda messages: normalised_items(materialise(messages, "items")) == expected,
         what="pg-items materialised = SELECT * FROM items",
     )
-    messages = read_messages(ds_server, "pg-items")
     assert controls(messages)[:2] == ["snapshot-start", "snapshot-end"]
     assert "reset" not in controls(messages)
     assert duplicates(messages) == 0

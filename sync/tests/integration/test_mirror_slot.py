@@ -23,8 +23,9 @@ from mirror_support import (
     materialise,
     normalised_items,
     read_messages,
+    wait_for_stream,
 )
-from sync_support import SyncProcess, wait_until
+from sync_support import SyncProcess
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -63,9 +64,14 @@ def change_items(url: str, tag: str) -> None:
         conn.execute("DELETE FROM items WHERE id % 7 = 0")
 
 
-def synced(server_url: str, url: str) -> bool:
-    state = materialise(read_messages(server_url, "pg-items"), "items")
-    return normalised_items(state) == items_rows(url)
+def wait_synced(server_url: str, url: str, what: str) -> None:
+    expected = items_rows(url)
+    wait_for_stream(
+        server_url,
+        "pg-items",
+        lambda messages: normalised_items(materialise(messages, "items")) == expected,
+        what=what,
+    )
 
 
 def slot_status(url: str) -> str:
@@ -86,14 +92,14 @@ def test_a_slot_holding_much_wal_warns_and_an_invalidated_one_resyncs(
     try:
         sync.start()
         change_items(small_slots, "first")
-        wait_until(lambda: synced(ds_server, small_slots), what="the first changes")
+        wait_synced(ds_server, small_slots, "the first changes")
         assert sync.stop() == 0
 
         # Down while 1.5 MB of WAL go by: the next start says the slot holds too much.
         change_items(small_slots, "second")
         wal(small_slots, 1.5)
         sync.start()
-        wait_until(lambda: synced(ds_server, small_slots), what="the changes made while down")
+        wait_synced(ds_server, small_slots, "the changes made while down")
         assert "holds 2 MB of WAL" in sync.log() or "holds 1 MB of WAL" in sync.log()
         assert sync.stop() == 0
 
@@ -106,7 +112,7 @@ def test_a_slot_holding_much_wal_warns_and_an_invalidated_one_resyncs(
             conn.execute("CHECKPOINT")
         assert slot_status(small_slots) == "lost"
         sync.start()
-        wait_until(lambda: synced(ds_server, small_slots), what="the table synced again")
+        wait_synced(ds_server, small_slots, "the table synced again")
         assert "was invalidated by Postgres" in sync.log()
         assert controls(read_messages(ds_server, "pg-items")) == [
             "snapshot-start",
