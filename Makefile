@@ -23,7 +23,7 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml proxy/pyproject.toml client/pyproject.toml
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml proxy/pyproject.toml client/pyproject.toml spark/pyproject.toml
 	$(UV) sync --locked --inexact --all-groups --quiet
 	@# Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
 	@$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src > /dev/null || true

@@ -1,0 +1,7 @@
+"""Spark Python DataSources: Durable Streams over HTTP, and session_events from Postgres."""
+
+from __future__ import annotations
+
+from ds_spark.sources.durable_streams import DurableStreamsDataSource
+
+__all__ = ["DurableStreamsDataSource"]
