@@ -75,8 +75,3 @@ def state_of_snapshot(stream: str, blob: bytes | str) -> State:
         f"stream {stream} has a snapshot that is not a {SNAPSHOT_FORMAT} document; "
         "its state cannot be continued"
     )
-
-
-def snapshot_document(offset: str, state: State) -> bytes:
-    """The snapshot to publish at ``offset``: JSON, format ``ds-session-state/1``."""
-    return msgspec.json.encode({"format": SNAPSHOT_FORMAT, "offset": offset, "state": state})

@@ -6,7 +6,8 @@ token, for a server behind the gateway), ``startingOffsets`` (``bootstrap``:
 the snapshot and every message after it, the default; ``earliest``: the
 retained messages only; ``-1`` or a 20-digit offset; or a JSON object of
 stream -> any of these), ``endingOffsets`` (``latest``, or a JSON object of
-stream -> offset), ``splitBytes`` (a stream with more to read is split into
+stream -> offset), ``onlyEndingStreams`` (``true``: read only the streams that
+``endingOffsets`` names), ``splitBytes`` (a stream with more to read is split into
 partitions of about this size) and, for streaming, ``maxBytesPerTrigger``.
 """
 

@@ -42,6 +42,7 @@ class SourceOptions:
     default_start: Start
     starts: Mapping[str, Start]
     ends: Mapping[str, int]
+    only_ended: bool
     split_bytes: int
     max_bytes_per_trigger: int | None
 
@@ -62,6 +63,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         default_start=default_start,
         starts=starts,
         ends=_ends(options.get("endingOffsets", LATEST)),
+        only_ended=options.get("onlyEndingStreams", "false").strip().lower() == "true",
         split_bytes=_positive(options, "splitBytes", DEFAULT_SPLIT_BYTES),
         max_bytes_per_trigger=(
             _positive(options, "maxBytesPerTrigger", 0) if "maxBytesPerTrigger" in options else None

@@ -49,6 +49,8 @@ def discover(api: ServerApi, options: SourceOptions) -> list[StreamInfo]:
             found[info.path] = info
         else:
             found.update((info.path, info) for info in api.list_bucket(pattern.bucket))
+    if options.only_ended:
+        found = {path: info for path, info in found.items() if path in options.ends}
     for info in found.values():
         if not info.is_json:
             raise StreamError(
