@@ -66,10 +66,11 @@ class DurableStreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailabl
             for path in sorted(tails):
                 begin = start.get(path, self._initial(path))
                 end = tails[path]
-                if begin in (BOOTSTRAP, EARLIEST) or budget is None:
+                if begin == BOOTSTRAP or budget is None:
+                    # A bootstrap is one response: it is read whole, whatever the limit.
                     latest[path] = format_offset(end) if end > 0 else begin
                     continue
-                position = parse_offset(begin)
+                position = _earliest(api, path) if begin == EARLIEST else parse_offset(begin)
                 if position >= end or budget <= 0:
                     continue
                 if end - position > budget:
@@ -108,6 +109,12 @@ def _start(token: str) -> Start:
     if token in (BOOTSTRAP, EARLIEST):
         return Start(token)
     return Start("position", parse_offset(token))
+
+
+def _earliest(api: ServerApi, path: str) -> int:
+    """Where a stream's retained messages begin: its snapshot's offset, or 0."""
+    info = api.head(path)
+    return 0 if info is None or info.snapshot_offset is None else info.snapshot_offset
 
 
 def _capped(api: ServerApi, path: str, position: int, end: int, budget: int) -> int:
