@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+STAGE_LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
 def java_executable() -> str | None:
@@ -39,9 +40,13 @@ def build_session(
     *,
     ui: bool = False,
     progress: bool = True,
+    stage_log: bool = False,
     conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """A SparkSession on ``master``; JavaMissing when there is no Java to run it."""
+    """A SparkSession on ``master``; JavaMissing when there is no Java to run it.
+
+    ``stage_log`` logs a line per finished Spark stage (and warnings) to stderr.
+    """
     if java_executable() is None:
         raise JavaMissing(
             "Java was not found: Spark needs a Java 17+ runtime on PATH or in JAVA_HOME"
@@ -58,8 +63,15 @@ def build_session(
         # Days and event times are UTC (sessions.md §5), whatever the machine's zone.
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", str(ui).lower())
+        # Jobs cache frames they reuse; without this, adaptive execution leaves the
+        # cached plans at spark.sql.shuffle.partitions (200) tasks per stage.
+        .config("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
         .config("spark.ui.showConsoleProgress", str(progress).lower())
     )
+    if stage_log:
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={STAGE_LOG_CONFIG}"
+        )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
