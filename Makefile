@@ -14,7 +14,7 @@ DIST := build/dist
 COMPILED := build/compiled
 SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
 
-.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions
+.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -101,6 +101,12 @@ bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput p
 
 bench-extensions: $(VENV)/.synced ## Server RSS while bootstrapping a 1 GiB stream; space a snapshot frees
 	$(VENV)/bin/ds-bench extensions
+
+# `make bench-spark BENCH_SPARK_ARGS="--sizes 100000"` for a short run.
+BENCH_SPARK_ARGS ?=
+
+bench-spark: $(VENV)/.synced ## Spark analytics wall time and driver memory at 100k/1M/5M events, beside pandas
+	SPARK_LOCAL_IP=127.0.0.1 $(PY) -m ds_spark.bench.run --update-docs $(BENCH_SPARK_ARGS)
 
 fmt: $(VENV)/.synced ## Format and auto-fix
 	$(VENV)/bin/ruff format .
