@@ -1,9 +1,9 @@
 """A Structured Streaming query over ``durable_streams`` into Parquet, run as its own process.
 
-The kill test starts it, SIGKILLs it mid-batch, and starts it again on the
-same checkpoint. Usage: streaming_query.py URL STREAMS OUT CHECKPOINT MODE,
-MODE being ``continuous`` (a trigger every half second until killed) or
-``available-now`` (everything there is now, then exit).
+The kill test starts it and SIGKILLs it mid-batch, then restarts the query
+on the same checkpoint. Usage: streaming_query.py URL STREAMS OUT
+CHECKPOINT MODE, MODE being ``continuous`` (small batches, a trigger every
+200 ms, until killed) or ``available-now`` (everything there is now, then exit).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
 from compare import differences
 from ds_spark.analytics.columns import DAILY_COLUMNS, SESSION_COLUMNS
 from generator import generate
@@ -22,10 +23,12 @@ if TYPE_CHECKING:
 MASTER = "local-cluster[2,1,1024]"
 
 
+# Separate JVMs start here: slow on a busy 2-core machine.
+@pytest.mark.timeout(900)
 def test_analytics_cli_on_a_local_cluster(
     spark: SparkSession, server_url: str, bucket: str, tmp_path: Path
 ) -> None:
-    sessions = generate(seed=23, sessions=10)
+    sessions = generate(seed=23, sessions=16)
     for name, messages in sessions.items():
         create_stream(f"{server_url}/ds/{bucket}/{name}")
         if messages:

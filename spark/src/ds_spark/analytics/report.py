@@ -17,6 +17,8 @@ matplotlib.use("Agg")  # files only: no display on servers and CI
 import matplotlib.pyplot as plt
 from pyspark.sql import functions as F
 
+from ds_spark.analytics.columns import DAILY_COLUMNS
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -104,17 +106,7 @@ def _save(figure: Figure, path: Path) -> None:
 def _page(summary: Summary, daily: list[Row]) -> str:
     rows = "\n".join(
         "<tr>"
-        + "".join(
-            f"<td>{html.escape(_cell(row[name]))}</td>"
-            for name in (
-                "day",
-                "sessions",
-                "events",
-                "participants",
-                "first_token_latency_p50_ms",
-                "first_token_latency_p95_ms",
-            )
-        )
+        + "".join(f"<td>{html.escape(_cell(row[name]))}</td>" for name in DAILY_COLUMNS)
         + "</tr>"
         for row in daily
     )
