@@ -14,7 +14,7 @@ DIST := build/dist
 COMPILED := build/compiled
 SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
 
-.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-spark
+.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -23,10 +23,10 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml server/pyproject.toml proxy/pyproject.toml client/pyproject.toml spark/pyproject.toml
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml $(wildcard */pyproject.toml)
 	$(UV) sync --locked --inexact --all-groups --quiet
 	@# Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
-	@$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src > /dev/null || true
+	@$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src stack/src sync/src > /dev/null || true
 	@touch $@
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
@@ -102,11 +102,12 @@ bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput p
 bench-extensions: $(VENV)/.synced ## Server RSS while bootstrapping a 1 GiB stream; space a snapshot frees
 	$(VENV)/bin/ds-bench extensions
 
-# `make bench-spark BENCH_SPARK_ARGS="--sizes 100000"` for a short run.
-BENCH_SPARK_ARGS ?=
+# `make bench-sync BENCH_SYNC_ARGS="--seconds 10 --events 50000"` for a short run.
+BENCH_SYNC_ARGS ?=
 
-bench-spark: $(VENV)/.synced ## Spark analytics wall time and driver memory at 100k/1M/5M events, beside pandas
-	SPARK_LOCAL_IP=127.0.0.1 $(PY) -m ds_spark.bench.run --update-docs $(BENCH_SPARK_ARGS)
+bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag at 1,000 events/s over 100 streams, events/s into Postgres
+	@$(PY) -m compileall -q -j 0 sync/src bench/src > /dev/null || true
+	$(VENV)/bin/ds-bench sync $(BENCH_SYNC_ARGS)
 
 fmt: $(VENV)/.synced ## Format and auto-fix
 	$(VENV)/bin/ruff format .

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ds_bench import commands, extensions, probes, storage
+from ds_bench import commands, extensions, probes, storage, sync_bench
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -31,12 +31,15 @@ def main(argv: list[str] | None = None) -> None:
     store.add_argument("--startup-bytes", type=int, default=1024**3)
     commands.add_parsers(sub, RESULTS)
     extensions.add_parser(sub)
+    sync_bench.add_parser(sub)
     probes.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "storage":
         _storage(args)
     elif args.command == "extensions":
         extensions.run(args, RESULTS)
+    elif args.command == "sync":
+        sync_bench.run(args, RESULTS)
     elif args.command == "probe":
         probes.run(args)
     elif args.command == "render":

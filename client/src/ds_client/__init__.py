@@ -7,6 +7,7 @@ stopping at a closed stream, bootstrap) is here.
 
 from __future__ import annotations
 
+from ds_client._live import sse_session
 from ds_client.bootstrap import Bootstrap, BootstrapFormatError, bootstrap, parse_bootstrap
 from ds_client.events import Bootstrapped, Event, Update
 from ds_client.follow import LiveMode, follow
@@ -23,4 +24,5 @@ __all__ = [
     "follow",
     "parse_bootstrap",
     "publish_snapshot",
+    "sse_session",
 ]

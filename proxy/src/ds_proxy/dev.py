@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, NoReturn
 
 from ds_proxy import envoy_config as ec
-from ds_proxy import processes
+from ds_proxy import ports, processes
 from ds_proxy.paths import DEV_CONFIG
 
 if TYPE_CHECKING:
@@ -22,6 +22,14 @@ if TYPE_CHECKING:
 
 def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
     raise KeyboardInterrupt
+
+
+_PORT_FLAGS = "other ports: --listen-port, --server-port, --admin-port"
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"ds-dev: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(1)
 
 
 def _banner(listen_port: int, server_port: int, admin_port: int) -> str:
@@ -62,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     gateway = processes.envoy(config, admin_port=args.admin_port)
     try:
+        # All three before starting either: a second `make dev` beside a running
+        # one must stop here, not print the banner of a stack that isn't its own.
+        ports.require_free((args.listen_port, args.server_port, args.admin_port))
         server.start()
         gateway.start()
         print(_banner(args.listen_port, args.server_port, args.admin_port), flush=True)
@@ -70,6 +81,10 @@ def main(argv: list[str] | None = None) -> None:
         exited = server if server.poll() is not None else gateway
         print(f"{exited.name} exited ({exited.poll()}); stopping", file=sys.stderr, flush=True)
         raise SystemExit(1)
+    except ports.PortInUse as taken:
+        _fail(f"{taken}; is another `make dev` running? ({_PORT_FLAGS})")
+    except processes.LaunchError as failed:
+        _fail(str(failed))
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,7 +1,9 @@
 """Running Envoy and ds-server as child processes on loopback ports.
 
-Used by ``make dev`` (ds_proxy.dev) and by the test suite: start, poll for
-readiness, and always stop what was started (SIGTERM, then SIGKILL).
+Used by ``make dev`` (ds_proxy.dev) and by the test suite: check that the
+ports are free, start, poll for readiness (answered by the process started,
+not a stranger on its port), and always stop what was started (SIGTERM,
+then SIGKILL).
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Self
+from urllib.parse import urlsplit
 
 from ds_proxy import envoy_config as ec
+from ds_proxy import ports as port_owners
 from ds_proxy.paths import envoy_binary
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from types import TracebackType
 
-_READY_TIMEOUT_SECS = 30.0
+# Only against a hang: a child that dies is noticed at once, and start-up on a
+# loaded machine can take many times its usual second.
+_READY_TIMEOUT_SECS = 60.0
 _STOP_TIMEOUT_SECS = 10.0
 
 
@@ -35,6 +42,13 @@ def free_port() -> int:
         return port
 
 
+def _port_of(url: str) -> int:
+    port = urlsplit(url).port
+    if port is None:
+        raise ValueError(f"{url} names no port")
+    return port
+
+
 def _http_ok(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=1.0) as response:
@@ -43,22 +57,49 @@ def _http_ok(url: str) -> bool:
         return False
 
 
-class ChildProcess:
-    """A child process that is ready once ``ready_url`` answers 200."""
+class LaunchError(RuntimeError):
+    """A child process did not start, or something else answered in its place."""
 
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], ready_url: str) -> None:
+
+class ChildProcess:
+    """A child process that is ready once ``ready_url`` answers 200 from its own socket.
+
+    ``ports`` must be free before it starts (by default, the port of ``ready_url``).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str],
+        ready_url: str,
+        ports: Sequence[int] | None = None,
+    ) -> None:
         self.name = name
         self.argv = argv
         self.env = env
         self.ready_url = ready_url
+        self.ready_port = _port_of(ready_url)
+        self.ports = tuple(ports) if ports is not None else (self.ready_port,)
         self.log_path: Path | None = None
         # Files this process owns (its rendered config), removed on stop.
         self.owned_files: list[Path] = []
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
+    @property
+    def pid(self) -> int | None:
+        """The child's pid while it runs."""
+        return None if self._process is None else self._process.pid
+
     def start(self, log_path: Path | None = None) -> None:
-        """Start and wait until ready; output goes to ``log_path`` (default: inherited)."""
+        """Start and wait until ready; output goes to ``log_path`` (default: inherited).
+
+        Raises ``ports.PortInUse`` before starting anything if one of ``ports``
+        is taken, and LaunchError if the child exits, is not ready in time, or
+        another process answers its readiness probe.
+        """
+        port_owners.require_free(self.ports)
         if log_path is not None:
             self.log_path = log_path
             self._log = log_path.open("wb")
@@ -70,15 +111,31 @@ class ChildProcess:
         )
         deadline = time.monotonic() + _READY_TIMEOUT_SECS
         while time.monotonic() < deadline:
-            if self._process.poll() is not None:
+            status = self._process.poll()
+            if status is not None:
                 self.stop()
-                raise RuntimeError(f"{self.name} exited early{self._log_hint()}")
+                raise LaunchError(f"{self.name} exited early (status {status}){self._log_hint()}")
             if _http_ok(self.ready_url):
+                self._require_answered_by_child()
                 return
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError(
-            f"{self.name} not ready after {_READY_TIMEOUT_SECS:g}s{self._log_hint()}"
+        raise LaunchError(f"{self.name} not ready after {_READY_TIMEOUT_SECS:g}s{self._log_hint()}")
+
+    def _require_answered_by_child(self) -> None:
+        # A 200 proves only that *something* answers on the port: perhaps a
+        # stranger that took it after the free-port check.
+        assert self._process is not None
+        pid = self._process.pid
+        owned = port_owners.listened_by(self.ready_port, pid)
+        # Without /proc (owned is None), the live child and the free-port check must do.
+        if self._process.poll() is None and owned is not False:
+            return
+        holder = port_owners.describe_holders(self.ready_port) or "another process"
+        self.stop()
+        raise LaunchError(
+            f"port {self.ready_port} answered for {self.name}, but from {holder}, "
+            f"not from the {self.name} just started (pid {pid}){self._log_hint()}"
         )
 
     def _log_hint(self) -> str:
@@ -156,6 +213,13 @@ def envoy(
         "--file-flush-interval-msec",
         "250",
     ]
-    child = ChildProcess("envoy", argv, dict(os.environ), f"http://127.0.0.1:{admin_port}/ready")
+    listen_port = int(ec.listener(config)["address"]["socket_address"]["port_value"])
+    child = ChildProcess(
+        "envoy",
+        argv,
+        dict(os.environ),
+        f"http://127.0.0.1:{admin_port}/ready",
+        ports=(listen_port, admin_port),
+    )
     child.owned_files.append(path)
     return child

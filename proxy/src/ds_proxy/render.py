@@ -31,6 +31,9 @@ _SERVER_LIVE_DEFAULTS = {
 }
 
 
+_SERVER_KEEP_ALIVE_DEFAULT = 75.0
+
+
 def render_production(template: ec.Config, settings: ProxySettings) -> ec.Config:
     """A copy of ``template`` with the deployment's issuer, audiences, JWKS and addresses."""
     config = copy.deepcopy(template)
@@ -82,6 +85,23 @@ def check_live_timeouts(settings: ProxySettings, environ: dict[str, str]) -> Non
             )
 
 
+def check_upstream_idle_timeout(config: ec.Config, environ: dict[str, str]) -> None:
+    """Refuse an upstream idle timeout that lets ds-server close idle connections first.
+
+    Whoever closes an idle connection races the other side's next request on
+    it; Envoy must be the one that closes, or a request can meet a reset.
+    """
+    options = ec.cluster(config, ec.UPSTREAM_CLUSTER)["typed_extension_protocol_options"]
+    http_options = options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]
+    envoy_secs = float(http_options["common_http_protocol_options"]["idle_timeout"].rstrip("s"))
+    server_secs = float(environ.get("DS_SERVER__KEEP_ALIVE_SECS", _SERVER_KEEP_ALIVE_DEFAULT))
+    if envoy_secs >= server_secs:
+        raise ValueError(
+            f"DS_SERVER__KEEP_ALIVE_SECS ({server_secs:g}) must exceed the upstream idle "
+            f"timeout of the template ({envoy_secs:g} s)"
+        )
+
+
 def validate(path: Path) -> None:
     """Run ``envoy --mode validate`` on a config file; raise on failure."""
     result = subprocess.run(
@@ -108,9 +128,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         settings = ProxySettings()  # type: ignore[call-arg]  # fields come from the environment
         check_live_timeouts(settings, dict(os.environ))
+        rendered = render_production(ec.load(args.template), settings)
+        check_upstream_idle_timeout(rendered, dict(os.environ))
     except (ValidationError, ValueError) as exc:
         parser.exit(2, f"ds-proxy-render: {exc}\n")
-    text = _RENDERED_HEADER + ec.dump(render_production(ec.load(args.template), settings))
+    text = _RENDERED_HEADER + ec.dump(rendered)
     if args.out is None and not args.validate:
         sys.stdout.write(text)
         return

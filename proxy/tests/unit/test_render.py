@@ -8,7 +8,12 @@ import pytest
 import yaml
 from ds_proxy import envoy_config as ec
 from ds_proxy.paths import PROD_TEMPLATE
-from ds_proxy.render import check_live_timeouts, main, render_production
+from ds_proxy.render import (
+    check_live_timeouts,
+    check_upstream_idle_timeout,
+    main,
+    render_production,
+)
 from ds_proxy.settings import ProxySettings
 from pydantic import ValidationError
 
@@ -116,6 +121,14 @@ def test_idle_timeout_must_exceed_the_servers_live_timeouts() -> None:
         check_live_timeouts(
             settings(stream_idle_timeout_secs=20), {"DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": "10"}
         )
+
+
+def test_envoy_closes_idle_upstream_connections_before_the_server_does() -> None:
+    config = ec.load(PROD_TEMPLATE)
+    check_upstream_idle_timeout(config, {})
+    check_upstream_idle_timeout(config, {"DS_SERVER__KEEP_ALIVE_SECS": "61"})
+    with pytest.raises(ValueError, match="KEEP_ALIVE"):
+        check_upstream_idle_timeout(config, {"DS_SERVER__KEEP_ALIVE_SECS": "60"})
 
 
 def test_cli_prints_the_config(env: None, capsys: pytest.CaptureFixture[str]) -> None:

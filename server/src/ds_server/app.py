@@ -71,7 +71,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     """Build the server application; ``store`` overrides the configured backend (tests)."""
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
-    subs = SubscriptionManager(store)
+    subs = SubscriptionManager(
+        store, allow_private_webhooks=settings.subscriptions.webhook_allow_private
+    )
     ctx = ServerContext(settings=settings, store=store, route_prefix=STREAM_PREFIX, events=subs)
 
     async def on_startup(app: Litestar) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import socket
 import sys
+from typing import TYPE_CHECKING, NoReturn
 
 # ds-server never reloads its code, and uvicorn imports its file watcher
 # (watchfiles, ~0.8 MiB resident) only to offer --reload; with the module
@@ -14,18 +16,23 @@ sys.modules.setdefault("watchfiles", None)  # type: ignore[arg-type]
 
 import uvicorn  # noqa: E402
 
-from ds_server import build  # noqa: E402
+from ds_server import build, listen  # noqa: E402
 from ds_server.app import asgi_app, create_app  # noqa: E402
 from ds_server.freed_memory import keep_freed_memory  # noqa: E402
 from ds_server.http_protocol import LeanHttpToolsProtocol  # noqa: E402
 from ds_server.settings import SettingsError, load_settings  # noqa: E402
+from ds_server.stores.dir_lock import DirectoryLock, DirectoryLockError  # noqa: E402
+from ds_server.stores.registry import uses_data_dir  # noqa: E402
+
+if TYPE_CHECKING:
+    from ds_server.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the server until interrupted; settings come from ``DS_*`` variables."""
     parser = argparse.ArgumentParser(prog="ds-server", description=__doc__)
     parser.add_argument("--host", help="override DS_SERVER__HOST")
-    parser.add_argument("--port", type=int, help="override DS_SERVER__PORT")
+    parser.add_argument("--port", type=_port, help="override DS_SERVER__PORT")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     described = build.describe()  # reads package metadata: once
     parser.add_argument("--version", action="version", version=described)
@@ -34,10 +41,22 @@ def main(argv: list[str] | None = None) -> None:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        parser.error(str(exc))
+        _fail(str(exc))
     host = args.host or settings.server.host
     port = settings.server.port if args.port is None else args.port
-    logging.getLogger("ds_server").info("%s", described)
+    # Claimed for the life of the process, before anything else: a second
+    # server on the same data directory would serve stale data and lose writes.
+    data_dir_lock = _lock_data_dir(settings)
+    # An error names what the user set: the flag, if given, else the variable.
+    names = {
+        "host": "--host" if args.host else "DS_SERVER__HOST",
+        "port": "--port" if args.port is not None else "DS_SERVER__PORT",
+    }
+    sockets = _bind(host, port, names)
+    log = logging.getLogger("ds_server")
+    log.info("%s", described)
+    for sock in sockets:
+        log.info("serving %s once the store is open", _address(sock))
     app = create_app(settings)
     config = uvicorn.Config(
         asgi_app(app),
@@ -54,12 +73,51 @@ def main(argv: list[str] | None = None) -> None:
         # Nothing here reads the client address; the gateway forwards identity
         # in its own headers, so skip uvicorn's X-Forwarded-For rewriting.
         proxy_headers=False,
+        timeout_keep_alive=settings.server.keep_alive_secs,
         # SSE and long-poll connections end on their own; don't wait long for them.
         timeout_graceful_shutdown=2,
     )
     _tune_gc()
     keep_freed_memory(settings.server.keep_freed_memory_bytes)
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=sockets)
+    if data_dir_lock is not None:
+        data_dir_lock.release()
+
+
+def _port(value: str) -> int:
+    port = int(value)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535)")
+    return port
+
+
+def _lock_data_dir(settings: Settings) -> DirectoryLock | None:
+    if not uses_data_dir(settings.storage.mode):
+        return None
+    try:
+        return DirectoryLock.acquire(settings.storage.data_dir)
+    except DirectoryLockError as exc:
+        _fail(f"DS_STORAGE__DATA_DIR={str(settings.storage.data_dir)!r}: {exc}")
+
+
+def _bind(host: str, port: int, names: dict[str, str]) -> list[socket.socket]:
+    # Bound before the store opens, so a taken port costs no recovery.
+    try:
+        return listen.bind(host, port)
+    except listen.ListenError as exc:
+        value = host if exc.setting == "host" else port
+        _fail(f"{names[exc.setting]}={value!r}: {exc}")
+
+
+def _address(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if sock.family == socket.AF_INET6 else f"http://{host}:{port}"
+
+
+def _fail(message: str) -> NoReturn:
+    # One line, as docs/configuration.md promises: no usage text, no traceback.
+    print(f"ds-server: error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def _tune_gc() -> None:

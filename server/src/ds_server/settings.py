@@ -6,12 +6,16 @@ their configuration: ``DS_SERVER__PORT=4437``, ``DS_STORAGE__MODE`` and so on.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
 import pydantic_settings
 from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from ds_server.stores.registry import BACKENDS, known_backends
 
 
 class ServerSection(BaseModel):
@@ -22,6 +26,11 @@ class ServerSection(BaseModel):
     sse_reconnect_interval_secs: float = Field(default=60.0, ge=0)
     # An idle SSE connection gets a comment line this often, so proxies keep it open.
     sse_keepalive_secs: float = Field(default=15.0, gt=0)
+    # An idle keep-alive connection is closed after this long. Above the idle
+    # timeouts of clients and proxies (undici 4 s, httpx 5 s, Envoy's upstream
+    # pool 60 s as configured here), so they close first: a client that reuses
+    # a connection the server is closing at that very moment gets a reset.
+    keep_alive_secs: int = Field(default=75, gt=0)
     # Largest body a single catch-up read returns; clients page with Stream-Next-Offset.
     read_chunk_bytes: int = Field(default=1024 * 1024, ge=1024)
     # Freed memory kept for reuse by later requests, released every 10 s
@@ -54,6 +63,16 @@ class StorageSection(BaseModel):
     # writes beyond get 507 with nothing written.
     sqlite_max_db_bytes: int = Field(default=0, ge=0)
 
+    @field_validator("mode")
+    @classmethod
+    def _known_backend(cls, mode: str) -> str:
+        # Checked here, not when the store opens, so a typo is a settings error.
+        if mode not in BACKENDS:
+            raise PydanticCustomError(
+                "unknown_backend", "not one of: {known}", {"known": known_backends()}
+            )
+        return mode
+
 
 class AuthSection(BaseModel):
     # "gateway": enforce bucket scopes from the identity Envoy forwards
@@ -62,6 +81,12 @@ class AuthSection(BaseModel):
     mode: Literal["off", "gateway"] = "off"
     # The token claim holding {"read": [...], "write": [...]} bucket lists.
     scope_claim: str = Field(default="ds", min_length=1)
+
+
+class SubscriptionsSection(BaseModel):
+    # Webhook targets must resolve to public addresses; true lets https
+    # receivers on private networks (10/8, 192.168/16, loopback...) be woken.
+    webhook_allow_private: bool = False
 
 
 class Settings(BaseSettings):
@@ -76,6 +101,7 @@ class Settings(BaseSettings):
     limits: LimitsSection = LimitsSection()
     storage: StorageSection = StorageSection()
     auth: AuthSection = AuthSection()
+    subscriptions: SubscriptionsSection = SubscriptionsSection()
 
 
 class SettingsError(ValueError):
@@ -90,7 +116,14 @@ def load_settings() -> Settings:
         raise SettingsError(_describe(exc)) from None
     except pydantic_settings.SettingsError as exc:
         # A section given whole as a variable (DS_SERVER='{...}') that isn't JSON.
-        raise SettingsError(str(exc)) from None
+        raise SettingsError(_describe_section(exc)) from None
+
+
+def _describe_section(exc: pydantic_settings.SettingsError) -> str:
+    # pydantic-settings says 'error parsing value for field "server" from source ...'.
+    field = re.search(r'field "([^"]+)"', str(exc))
+    name = f"DS_{field.group(1).upper()}" if field else "a DS_* variable"
+    return f"{name}: not a JSON object of its settings ({exc.__cause__ or exc})"
 
 
 def _describe(exc: ValidationError) -> str:

@@ -30,6 +30,7 @@ from ds_server.stores.base import (
     ForkSpec,
     ProducerClaim,
 )
+from ds_server.stores.dir_lock import DirectoryInUse
 from ds_server.stores.errors import (
     BucketNotFound,
     OffsetGone,
@@ -684,7 +685,9 @@ async def test_indexes_past_the_memory_bound_are_dropped_and_rebuilt(
 
 async def test_one_server_per_data_dir(open_store: OpenStore) -> None:
     await open_store()
-    with pytest.raises(RuntimeError, match="in use"):
+    with pytest.raises(
+        DirectoryInUse, match=f"in use by another ds-server \\(pid {os.getpid()}\\)"
+    ):
         await open_store()
 
 

@@ -16,10 +16,22 @@ BACKENDS: dict[str, str] = {
     "file-fast": "ds_server.stores.file:FileFastStore",
     "sqlite": "ds_server.stores.sqlite:SqliteStore",
 }
+# Backends that keep nothing on disk: DS_STORAGE__DATA_DIR means nothing to them.
+WITHOUT_DATA_DIR = frozenset({"memory"})
 
 
 class UnknownBackendError(ValueError):
     """DS_STORAGE__MODE names no backend."""
+
+
+def known_backends() -> str:
+    """The backend names, for messages: ``file-durable, file-fast, memory, sqlite``."""
+    return ", ".join(sorted(BACKENDS))
+
+
+def uses_data_dir(mode: str) -> bool:
+    """Whether the backend ``mode`` stores under DS_STORAGE__DATA_DIR."""
+    return mode not in WITHOUT_DATA_DIR
 
 
 def open_store(settings: Settings, live: LiveNotifier) -> Store:
@@ -27,8 +39,7 @@ def open_store(settings: Settings, live: LiveNotifier) -> Store:
     mode = settings.storage.mode
     target = BACKENDS.get(mode)
     if target is None:
-        known = ", ".join(sorted(BACKENDS))
-        raise UnknownBackendError(f"DS_STORAGE__MODE={mode!r} is not one of: {known}")
+        raise UnknownBackendError(f"DS_STORAGE__MODE={mode!r} is not one of: {known_backends()}")
     module_name, class_name = target.split(":")
     backend = getattr(importlib.import_module(module_name), class_name)
     store: Store = backend.from_settings(settings, live)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ds_server.subscriptions.signing import SIGNATURE_HEADER
+from ds_server.subscriptions.targets import UnsafeTarget, pin, system_resolver
 
 if TYPE_CHECKING:
     import ssl
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     import httpx
 
     from ds_server.subscriptions.signing import SigningKey
+    from ds_server.subscriptions.targets import Resolver
 
 DELIVERY_TIMEOUT_SECS = 30.0
 # A receiver's answer is only inspected for {"done": true}; ignore anything longer.
@@ -48,24 +50,35 @@ class WebhookSender:
         key: Callable[[], SigningKey],
         transport: httpx.AsyncBaseTransport | None = None,
         timeout_secs: float = DELIVERY_TIMEOUT_SECS,
+        *,
+        allow_private: bool = False,
+        resolve: Resolver = system_resolver,
     ) -> None:
         self._key = key
         self._transport = transport
         self._timeout = timeout_secs
+        self._allow_private = allow_private
+        self._resolve = resolve
         self._client: httpx.AsyncClient | None = None
 
     async def send(self, url: str, body: bytes) -> DeliveryResult:
         """POST ``body`` to ``url`` once; never raises for network or HTTP failures."""
+        try:
+            target = await pin(url, allow_private=self._allow_private, resolve=self._resolve)
+        except UnsafeTarget as exc:
+            return DeliveryResult(delivered=False, done=False, detail=str(exc))
         client = await self._http()
         headers = {
+            "host": target.host_header,
             "content-type": "application/json",
             SIGNATURE_HEADER: self._key().signature_header(body, int(time.time())),
         }
+        # TLS checks the certificate against the host name, not the pinned address.
+        extensions = {"sni_hostname": target.server_name} if target.server_name else None
         import httpx  # loaded by _http() already
 
         try:
-            async with client.stream("POST", url, content=body, headers=headers) as response:
-                answer = await _read_capped(response)
+            response, answer = await _post(client, target.urls, body, headers, extensions)
         except httpx.HTTPError as exc:
             return DeliveryResult(delivered=False, done=False, detail=f"{type(exc).__name__}")
         if not response.is_success:
@@ -101,6 +114,37 @@ def _tls_context() -> ssl.SSLContext:
     import httpx
 
     return httpx.create_ssl_context()
+
+
+async def _post(
+    client: httpx.AsyncClient,
+    urls: tuple[str, ...],
+    body: bytes,
+    headers: dict[str, str],
+    extensions: dict[str, Any] | None,
+) -> tuple[httpx.Response, bytes]:
+    """POST to the first of ``urls`` that accepts a connection (each a checked address)."""
+    import httpx
+
+    for url in urls[:-1]:
+        try:
+            return await _post_once(client, url, body, headers, extensions)
+        except httpx.ConnectError:
+            continue
+    return await _post_once(client, urls[-1], body, headers, extensions)
+
+
+async def _post_once(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    extensions: dict[str, Any] | None,
+) -> tuple[httpx.Response, bytes]:
+    async with client.stream(
+        "POST", url, content=body, headers=headers, extensions=extensions
+    ) as response:
+        return response, await _read_capped(response)
 
 
 async def _read_capped(response: httpx.Response) -> bytes:

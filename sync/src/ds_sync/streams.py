@@ -1,0 +1,321 @@
+"""The synced streams: which exist, where each stands, and which have a reader running.
+
+Discovery (listings, HEADs) and wakes report what they see with
+``observe``; this module decides. A stream gets a reader when it has data
+past its checkpoint (or was closed); a reader that ends idle is started
+again at once if data arrived meanwhile. Everything here runs on the event
+loop, so the decisions never race each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import httpx
+import psycopg
+from durable_streams import DurableStreamError
+
+from ds_sync import checkpoints
+from ds_sync.backoff import Backoff
+from ds_sync.model import Status, StreamInfo
+from ds_sync.offsets import position
+from ds_sync.patterns import any_matches
+from ds_sync.tailer import Ending, tail
+from ds_sync.writer import StaleCheckpoint, UniqueConflict, WriterStopped
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+    from typing import Any
+
+    from psycopg_pool import AsyncConnectionPool
+
+    from ds_sync.checkpoints import Checkpoint
+    from ds_sync.metrics import Metrics
+    from ds_sync.server_api import ServerApi
+    from ds_sync.settings import Settings
+    from ds_sync.writer import Writer
+
+log = logging.getLogger("ds_sync.streams")
+JSON_TYPE = "application/json"
+
+
+@dataclass(slots=True, eq=False)
+class StreamState:
+    """One stream as ds-sync knows it."""
+
+    path: str
+    status: Status
+    next_offset: str
+    created_ms: int | None
+    known_tail: int = -1  # the largest tail the server reported; -1 unknown
+    closed_seen: bool = False
+    reader: asyncio.Task[None] | None = None
+    backoff: Backoff = field(default_factory=Backoff)
+
+    @property
+    def behind(self) -> bool:
+        """Whether the server has reported data past the checkpoint (or a closure not yet seen)."""
+        return self.known_tail > position(self.next_offset) or self.closed_seen
+
+
+class Streams:
+    """Starts, restarts and retires a reader per stream."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        api: ServerApi,
+        http: httpx.AsyncClient,
+        pool: AsyncConnectionPool,
+        writer: Writer,
+        metrics: Metrics,
+    ) -> None:
+        self._settings = settings
+        self._api = api
+        self._http = http
+        self._pool = pool
+        self._writer = writer
+        self._metrics = metrics
+        self._states: dict[str, StreamState] = {}
+        self._pending: dict[str, asyncio.Task[None]] = {}  # first sights being recorded
+        self._reported: set[str] = set()  # problems already logged once
+        self._stopping = False
+        # Readers with a connection open; the rest wait their turn without one.
+        self._slots = asyncio.Semaphore(settings.max_readers)
+
+    def _others_waiting(self) -> bool:
+        """Whether streams are waiting for a reader slot (a caught-up reader then steps aside)."""
+        return self._slots.locked()
+
+    def load(self, rows: dict[str, Checkpoint]) -> None:
+        """Start from what the checkpoint table holds."""
+        for row in rows.values():
+            self._states[row.stream] = StreamState(
+                row.stream, row.status, row.next_offset, row.created_ms
+            )
+        self._count_states()
+
+    def known(self, path: str) -> StreamState | None:
+        return self._states.get(path)
+
+    def paths(self) -> list[str]:
+        return list(self._states)
+
+    def observe(self, info: StreamInfo) -> None:
+        """The server reports ``info`` about a stream (from a listing, a HEAD or a wake)."""
+        if self._stopping or not any_matches(self._settings.streams, info.path):
+            return
+        if info.content_type is not None and not _is_json(info.content_type):
+            if info.path not in self._metrics.skipped_streams:
+                self._metrics.skipped_streams.add(info.path)
+                log.warning("stream %s is %s, not JSON: not synced", info.path, info.content_type)
+            return
+        state = self._states.get(info.path)
+        if state is None:
+            if info.content_type is None:
+                # Seen in a wake: learn its content type before deciding.
+                self._spawn_pending(info.path, self._head_then_observe(info.path))
+            else:
+                self._spawn_pending(info.path, self._first_sight(info))
+            return
+        if self._recreated(state, info):
+            return
+        state.known_tail = max(state.known_tail, info.tail)
+        state.closed_seen = state.closed_seen or info.closed
+        if state.status is Status.ACTIVE and state.reader is None and state.behind:
+            self._start_reader(state)
+
+    async def confirm_gone(self, path: str) -> None:
+        """A listing no longer shows ``path``: mark it deleted once a HEAD agrees."""
+        state = self._states.get(path)
+        if state is None or state.status is not Status.ACTIVE or state.reader is not None:
+            return
+        if await self._api.head(path) is None:
+            await self._retire(state, Status.DELETED, "the stream no longer exists")
+
+    async def stop(self) -> None:
+        """Cancel every reader (the writer finishes their open transactions itself)."""
+        self._stopping = True
+        tasks = [s.reader for s in self._states.values() if s.reader is not None]
+        tasks += list(self._pending.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _recreated(self, state: StreamState, info: StreamInfo) -> bool:
+        """Whether the stream was deleted and made again under its name (then: not synced)."""
+        if info.created_ms is None:
+            return False
+        if state.created_ms is None and state.status is Status.ACTIVE:
+            state.created_ms = info.created_ms
+            self._spawn_pending(
+                "created:" + state.path,
+                checkpoints.set_created(self._pool, state.path, info.created_ms),
+            )
+            return False
+        if state.created_ms == info.created_ms and state.status is not Status.DELETED:
+            return False
+        if state.status is Status.ACTIVE and state.reader is None:
+            detail = "deleted and created again: its offsets would collide with the rows stored"
+            self._spawn_pending("failed:" + state.path, self._retire(state, Status.FAILED, detail))
+        elif state.path not in self._reported:
+            self._reported.add(state.path)
+            log.error(
+                "stream %s exists again after it was %s: not synced (its offsets would "
+                "collide with the rows already stored for that name)",
+                state.path,
+                state.status.value,
+            )
+        return True
+
+    def _spawn_pending(self, key: str, work: Coroutine[Any, Any, None]) -> None:
+        if key in self._pending:
+            work.close()
+            return
+        task = asyncio.create_task(work, name=f"sight {key}")
+        self._pending[key] = task
+
+        def forget(done: asyncio.Task[None]) -> None:
+            if self._pending.get(key) is done:
+                del self._pending[key]
+
+        task.add_done_callback(forget)
+
+    async def _head_then_observe(self, path: str) -> None:
+        try:
+            info = await self._api.head(path)
+        except (httpx.HTTPError, DurableStreamError) as exc:
+            log.warning("HEAD %s failed (%s); the next wake or rescan retries", path, exc)
+            return
+        if info is not None:
+            self._pending.pop(path, None)
+            self.observe(info)
+
+    async def _first_sight(self, info: StreamInfo) -> None:
+        try:
+            row = await checkpoints.first_sight(self._pool, info.path, info.created_ms)
+        except psycopg.Error as exc:
+            log.warning(
+                "recording stream %s failed (%s); the next wake or rescan retries", info.path, exc
+            )
+            return
+        self._states[info.path] = StreamState(
+            row.stream, row.status, row.next_offset, row.created_ms
+        )
+        self._pending.pop(info.path, None)
+        self._count_states()
+        self.observe(info)
+
+    def _start_reader(self, state: StreamState) -> None:
+        state.reader = asyncio.create_task(self._read(state), name=f"read {state.path}")
+
+    async def _read(self, state: StreamState) -> None:
+        ending: Ending | None = None
+        try:
+            async with self._slots:
+                ending = await tail(
+                    self._api,
+                    self._http,
+                    self._writer,
+                    state.path,
+                    state.next_offset,
+                    url=self._read_url(state.path),
+                    idle_secs=self._settings.idle_secs,
+                    on_commit=self._committed,
+                    others_waiting=self._others_waiting,
+                )
+        except WriterStopped:
+            return
+        except UniqueConflict as exc:
+            self._metrics.conflicts += 1
+            log.error(
+                "stream %s: rows at offset %s exist already (%s); the stream is stopped, "
+                "nothing was skipped",
+                state.path,
+                state.next_offset,
+                exc,
+            )
+            await self._retire(state, Status.FAILED, f"unique key conflict at {state.next_offset}")
+            return
+        except Exception as exc:
+            # Server, network and database errors, a stale checkpoint, or a bug:
+            # none is the last word on a stream, so back off and read again.
+            await self._recover(state, exc)
+            return
+        finally:
+            state.reader = None
+        state.backoff.reset()
+        if ending is Ending.DELETED:
+            await self._retire(state, Status.DELETED, "the stream no longer exists")
+        elif ending is Ending.CLOSED:
+            state.status = Status.DONE
+            self._count_states()
+            log.info("stream %s is closed and fully synced", state.path)
+        elif state.behind and not self._stopping:
+            # Data arrived while the reader was deciding it was idle.
+            self._start_reader(state)
+
+    async def _recover(self, state: StreamState, exc: BaseException) -> None:
+        """After a failure: wait (backoff with jitter), reload the checkpoint, read again."""
+        if isinstance(exc, psycopg.Error):
+            self._metrics.database_errors += 1
+        elif not isinstance(exc, StaleCheckpoint):
+            self._metrics.server_errors += 1
+        delay = state.backoff.next_delay()
+        log.warning(
+            "stream %s: %s: %s; retrying in %.2fs", state.path, type(exc).__name__, exc, delay
+        )
+        await asyncio.sleep(delay)
+        if self._stopping:
+            return
+        try:
+            row = await checkpoints.load(self._pool, state.path)
+        except psycopg.Error:
+            row = None
+        if row is not None:
+            state.next_offset, state.status = row.next_offset, row.status
+        if not self._stopping and state.status is Status.ACTIVE and state.reader is None:
+            # The server may have more than we were told; reading finds out.
+            state.known_tail = max(state.known_tail, position(state.next_offset) + 1)
+            self._start_reader(state)
+
+    async def _retire(self, state: StreamState, status: Status, detail: str) -> None:
+        state.status = status
+        self._count_states()
+        try:
+            await checkpoints.set_status(self._pool, state.path, status, detail)
+        except psycopg.Error as exc:
+            log.warning("recording %s as %s failed (%s)", state.path, status.value, exc)
+        log.info("stream %s: %s (%s)", state.path, status.value, detail)
+
+    def _read_url(self, path: str) -> str:
+        """The /ds URL for streams of a listed bucket (it serves /bootstrap after a 410)."""
+        bucket, _, rest = path.partition("/")
+        if rest and "/" not in rest and any(p.bucket == bucket for p in self._settings.streams):
+            return self._api.bucket_stream_url(path)
+        return self._api.stream_url(path)
+
+    def _committed(self, stream: str, next_offset: str) -> None:
+        state = self._states.get(stream)
+        if state is not None:
+            state.next_offset = next_offset
+            state.backoff.reset()
+
+    def refresh_metrics(self) -> None:
+        """Recount the streams by state for /metrics."""
+        self._count_states()
+
+    def _count_states(self) -> None:
+        counts: dict[str, int] = {}
+        for state in self._states.values():
+            key = state.status.value
+            counts[key] = counts.get(key, 0) + 1
+        counts["reading"] = sum(1 for s in self._states.values() if s.reader is not None)
+        self._metrics.streams_by_state = counts
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == JSON_TYPE

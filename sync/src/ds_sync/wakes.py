@@ -1,0 +1,186 @@
+"""Learning about new data without a connection per idle stream: pull-wake subscriptions.
+
+One pull-wake subscription per pattern, all announcing on one wake stream
+(``ds-sync/{name}-wakes``). When a linked stream gets data and no wake is
+outstanding, the server appends a wake event there; ds-sync reads the
+wake stream over SSE, claims the subscription, hands every stream the
+claim lists to ``Streams.observe`` (starting readers where data waits),
+and acks each at the tail the claim reported. Data arriving after that
+wakes the subscription again, so nothing goes unnoticed, and claims are
+spaced by ``wake_interval_secs`` so a busy server costs a few wakes a
+second, not one per append.
+
+Subscriptions live in the server's memory. Whenever the wake stream's
+connection ends, they are put again; a subscription the server had lost
+is created anew and a rescan covers whatever its wakes would have said.
+The wake stream's history is dropped with a snapshot every MiB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from typing import TYPE_CHECKING
+
+import httpx
+import msgspec
+from ds_client import sse_session
+from durable_streams import DurableStreamError
+
+from ds_sync.backoff import Backoff
+from ds_sync.model import StreamInfo
+from ds_sync.offsets import normal, position
+from ds_sync.server_api import JSON, ServerError
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from ds_sync.metrics import Metrics
+    from ds_sync.patterns import Pattern
+    from ds_sync.server_api import ServerApi
+    from ds_sync.settings import Settings
+
+log = logging.getLogger("ds_sync.wakes")
+
+WAKE_BUCKET = "ds-sync"
+# A claimed wake is acked within moments; a ds-sync killed mid-claim blocks wakes this long.
+LEASE_TTL_MS = 5_000
+_RETAIN_BYTES = 1024 * 1024
+
+
+class _WakeEvent(msgspec.Struct):
+    subscription_id: str
+
+
+def subscription_id(name: str, pattern: Pattern) -> str:
+    """A stable id per (consumer, pattern): the same configuration finds its subscription again."""
+    digest = hashlib.sha256(pattern.text.encode()).hexdigest()[:12]
+    return f"{name}-{digest}"
+
+
+class Wakes:
+    """Keeps the subscriptions, reads the wake stream, claims and acks."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        api: ServerApi,
+        observe: Callable[[StreamInfo], None],
+        rescan: Callable[[], Awaitable[None]],
+        metrics: Metrics,
+    ) -> None:
+        self._settings = settings
+        self._api = api
+        self._observe = observe
+        self._rescan = rescan
+        self._metrics = metrics
+        self.wake_stream = f"{WAKE_BUCKET}/{settings.name}-wakes"
+        self._subs = {subscription_id(settings.name, p): p for p in settings.streams}
+        self._due: set[str] = set()
+        self._due_event = asyncio.Event()
+        self._retained_from = 0
+
+    async def prepare(self) -> str:
+        """Create the bucket, wake stream and subscriptions; the wake stream's tail to read from."""
+        await self._api.ensure_bucket(WAKE_BUCKET)
+        await self._api.ensure_json_stream(self.wake_stream)
+        await self.subscribe()
+        head = await self._api.head(self.wake_stream)
+        tail = 0 if head is None else head.tail
+        self._retained_from = max(self._retained_from, tail)
+        # Work may be outstanding from before (an earlier process, missed events).
+        self._due.update(self._subs)
+        self._due_event.set()
+        return normal(str(tail))
+
+    async def rescan_now(self) -> None:
+        """List the streams again (after wakes may have been missed)."""
+        await self._rescan()
+
+    async def subscribe(self) -> bool:
+        """Put every subscription; True when the server had lost (or never had) one."""
+        created = False
+        for sub_id, pattern in self._subs.items():
+            body = {
+                "type": "pull-wake",
+                "pattern": pattern.text,
+                "wake_stream": self.wake_stream,
+                "lease_ttl_ms": LEASE_TTL_MS,
+                "description": f"{self._settings.name}: sync {pattern.text} into Postgres",
+            }
+            created = await self._api.put_subscription(sub_id, body) or created
+        return created
+
+    async def listen(self, start: str) -> None:
+        """Read the wake stream from ``start`` until an error ends it (then prepare again)."""
+        offset = start
+        url = self._api.stream_url(self.wake_stream)
+        while True:
+            async for update in sse_session(
+                self._api.http, url, offset, content_type=JSON, headers=self._api.headers
+            ):
+                for raw in update.messages:
+                    try:
+                        wake = msgspec.json.decode(raw, type=_WakeEvent)
+                    except msgspec.DecodeError:
+                        continue
+                    if wake.subscription_id in self._subs:
+                        self._due.add(wake.subscription_id)
+                        self._due_event.set()
+                offset = normal(update.next_offset)
+                await self._trim(offset)
+            # The server ended the connection (its reconnect interval, or a restart):
+            # make sure it still has our subscriptions before reading on.
+            if await self.subscribe():
+                log.warning("the server had lost ds-sync's subscriptions; rescanning")
+                await self._rescan()
+
+    async def claim_loop(self) -> None:
+        """Claim due subscriptions, at most once per ``wake_interval_secs``, until cancelled."""
+        backoff = Backoff()
+        while True:
+            await self._due_event.wait()
+            self._due_event.clear()
+            due, self._due = self._due, set()
+            for sub_id in sorted(due):
+                try:
+                    await self._claim(sub_id)
+                    backoff.reset()
+                except (httpx.HTTPError, ServerError) as exc:
+                    self._metrics.server_errors += 1
+                    self._due.add(sub_id)
+                    self._due_event.set()
+                    delay = backoff.next_delay()
+                    log.warning("claiming %s failed (%s); retrying in %.2fs", sub_id, exc, delay)
+                    await asyncio.sleep(delay)
+            await asyncio.sleep(self._settings.wake_interval_secs)
+
+    async def _claim(self, sub_id: str) -> None:
+        grant = await self._api.claim(sub_id, self._settings.name)
+        if grant is None:
+            return  # nothing pending, or a lease held by an earlier (killed) process
+        self._metrics.wakes += 1
+        acks: list[tuple[str, str]] = []
+        for stream in grant.streams:
+            tail = position(stream.tail_offset)
+            self._observe(StreamInfo(path=stream.path, content_type=None, tail=tail))
+            if tail > position(stream.acked_offset):
+                acks.append((stream.path, stream.tail_offset))
+        try:
+            await self._api.ack(sub_id, grant, acks)
+        except ServerError as exc:
+            # A stream shrank (deleted, made again) between claim and ack: hand the
+            # wake back so the server announces it again with fresh tails.
+            log.warning("ack of %s refused (%s); releasing the wake", sub_id, exc)
+            await self._api.release(sub_id, grant)
+
+    async def _trim(self, offset: str) -> None:
+        """Drop the wake stream's history once a MiB has been read past the last snapshot."""
+        if position(offset) - self._retained_from < _RETAIN_BYTES:
+            return
+        try:
+            await self._api.publish_snapshot(self.wake_stream, offset, b"{}")
+            self._retained_from = position(offset)
+        except (httpx.HTTPError, ServerError, DurableStreamError) as exc:
+            log.warning("trimming the wake stream failed (%s)", exc)

@@ -1,0 +1,80 @@
+"""Settings: the DS_SYNC__ prefix, the reference stack's names, errors naming the variable."""
+
+from __future__ import annotations
+
+import pytest
+from ds_sync.patterns import Pattern
+from ds_sync.settings import SettingsError, load_settings
+
+NAMES = ["DS_SERVER_URL", "POSTGRES_URL", "ELECTRIC_URL"]
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("DS_SYNC__") or name in NAMES:
+            monkeypatch.delenv(name)
+
+
+def test_defaults() -> None:
+    settings = load_settings()
+    assert settings.server_url == "http://127.0.0.1:4437"
+    assert settings.postgres_url == "postgresql://postgres:password@127.0.0.1:54321/durable_streams"
+    assert settings.streams == (Pattern("session-events"), Pattern("sessions/*"))
+    assert settings.token is None
+
+
+def test_reference_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DS_SERVER_URL", "http://server:4437/")
+    monkeypatch.setenv("POSTGRES_URL", "postgresql://u:p@db:5432/x")
+    monkeypatch.setenv("ELECTRIC_URL", "http://electric:3000")
+    settings = load_settings()
+    assert settings.server_url == "http://server:4437"
+    assert settings.postgres_url == "postgresql://u:p@db:5432/x"
+    assert settings.electric_url == "http://electric:3000"
+
+
+def test_prefixed_name_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DS_SERVER_URL", "http://reference:1")
+    monkeypatch.setenv("DS_SYNC__SERVER_URL", "http://prefixed:2")
+    assert load_settings().server_url == "http://prefixed:2"
+
+
+def test_token_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DS_SYNC__TOKEN", "secret")
+    monkeypatch.setenv("DS_SYNC__STREAMS", "chat/*")
+    settings = load_settings()
+    assert settings.token is not None
+    assert settings.token.get_secret_value() == "secret"
+    assert "secret" not in repr(settings)
+    assert settings.streams == (Pattern("chat/*"),)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("DS_SERVER_URL", "ftp://x", "DS_SERVER_URL='ftp://x': Value error, must be an http"),
+        (
+            "POSTGRES_URL",
+            "mysql://x",
+            "POSTGRES_URL='mysql://x': Value error, must be a postgresql",
+        ),
+        ("DS_SYNC__STREAMS", "room-*", "DS_SYNC__STREAMS='room-*': Value error"),
+        ("DS_SYNC__IDLE_SECS", "soon", "DS_SYNC__IDLE_SECS='soon': Input should be a valid number"),
+        (
+            "DS_SYNC__POOL_SIZE",
+            "1",
+            "DS_SYNC__POOL_SIZE='1': Input should be greater than or equal",
+        ),
+        ("DS_SYNC__NAME", "Bad Name", "DS_SYNC__NAME='Bad Name': Value error, must be 1-40"),
+    ],
+)
+def test_bad_value_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert str(caught.value).startswith(message)
