@@ -13,8 +13,9 @@ import pytest
 
 # Spark binds its driver here; tests never listen beyond loopback.
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-# The server's own test support starts and stops ds-server processes.
+# The server's and ds-sync's test support start and stop their processes.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server" / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sync" / "tests"))
 
 from ds_spark.spark_session import build_session
 from support.server_process import ServerProcess

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from datetime import date
 from pathlib import Path
 
 from ds_spark.errors import one_line
@@ -26,14 +27,33 @@ def _parser() -> argparse.ArgumentParser:
     analytics = commands.add_parser("analytics", help="session analytics (sessions.md §5)")
     analytics.add_argument(
         "--source",
-        choices=["streams"],
-        default="streams",
-        help="where session events are read from",
+        choices=["postgres", "streams"],
+        default="postgres",
+        help="session_events in Postgres (the full history, results upserted there too), "
+        "or the streams' retained messages (Parquet and report only)",
+    )
+    analytics.add_argument(
+        "--since",
+        type=_day,
+        help="recompute only the sessions with rows received on or after this day "
+        "(YYYY-MM-DD) and the days they belong to",
     )
     analytics.add_argument(
         "--output", type=Path, help="output directory (default: DS_SPARK__OUTPUT_DIR)"
     )
+    commands.add_parser(
+        "snapshots",
+        help="fold each session (sessions.md §6) and publish its snapshot at ds-sync's "
+        "checkpoint, then verify it against session_events",
+    )
     return parser
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day (YYYY-MM-DD)") from None
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -30,6 +30,13 @@ class Pattern:
         head, _, tail = self.text.partition("/")
         return head if tail == "*" else None
 
+    def matches(self, path: str) -> bool:
+        """Whether the stream ``path`` is one this pattern names."""
+        if self.bucket is None:
+            return path == self.text
+        head, _, stream = path.partition("/")
+        return head == self.bucket and bool(stream) and "/" not in stream
+
 
 def parse_patterns(text: str) -> tuple[Pattern, ...]:
     """Comma-separated patterns; PatternError names the first one that cannot be listed."""

@@ -55,7 +55,7 @@ def build_session(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from ds_spark.sources import DurableStreamsDataSource
+    from ds_spark.sources import DurableStreamsDataSource, SessionEventsDataSource
 
     builder = (
         SparkSession.builder.master(master)
@@ -76,4 +76,5 @@ def build_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.dataSource.register(DurableStreamsDataSource)
+    spark.dataSource.register(SessionEventsDataSource)
     return spark

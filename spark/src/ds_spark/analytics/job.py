@@ -8,7 +8,6 @@ Parquet, the HTML report, and the Postgres tables.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,9 +15,13 @@ from pyspark import StorageLevel
 
 from ds_spark.analytics.columns import DAILY_TABLE, SESSION_TABLE
 from ds_spark.analytics.pipeline import AnalyticsFrames, compute
+from ds_spark.analytics.postgres_load import load_postgres
 from ds_spark.analytics.report import write_report
+from ds_spark.postgres import ensure_schema
+from ds_spark.steps import step as _step
 
 if TYPE_CHECKING:
+    from datetime import date
     from pathlib import Path
 
     from pyspark.sql import DataFrame, SparkSession
@@ -27,14 +30,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ds_spark.analytics")
 STREAMS = "streams"
+POSTGRES = "postgres"
 
 
 @dataclass(frozen=True, slots=True)
 class AnalyticsRun:
-    """What one run reads and where it writes."""
+    """What one run reads and where it writes.
+
+    ``postgres``: ``session_events`` (the full history), results upserted
+    into the tables too. ``streams``: the streams' retained messages, for a
+    stack without ds-sync; only Parquet and the report are written.
+    ``since``: recompute only what sessions.md §5's ``--since`` names.
+    """
 
     source: str
     output_dir: Path
+    since: date | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +57,15 @@ class AnalyticsOutcome:
 
 def extract(spark: SparkSession, settings: Settings, run: AnalyticsRun) -> DataFrame:
     """The session events to analyse, in the reader schema."""
+    if run.source == POSTGRES:
+        reader = (
+            spark.read.format("session_events")
+            .option("url", settings.postgres_url)
+            .option("partitions", str(settings.postgres_partitions))
+        )
+        if run.since is not None:
+            reader = reader.option("since", run.since.isoformat())
+        return reader.load()
     reader = (
         spark.read.format("durable_streams")
         .option("url", settings.server_url)
@@ -68,8 +88,11 @@ def transform(events: DataFrame) -> AnalyticsFrames:
     )
 
 
-def load(frames: AnalyticsFrames, run: AnalyticsRun) -> Path:
-    """Parquet and the report under the output directory; the report's path."""
+def load(frames: AnalyticsFrames, run: AnalyticsRun, postgres_url: str | None = None) -> Path:
+    """Parquet, the report, and (given a URL) the Postgres tables; the report's path."""
+    if postgres_url is not None:
+        with _step("load: upsert session_analytics and daily_session_rollup"):
+            load_postgres(frames, postgres_url, partial=run.since is not None)
     with _step("load: parquet"):
         frames.sessions.write.mode("overwrite").parquet(str(run.output_dir / SESSION_TABLE))
         frames.daily.write.mode("overwrite").parquet(str(run.output_dir / DAILY_TABLE))
@@ -78,28 +101,20 @@ def load(frames: AnalyticsFrames, run: AnalyticsRun) -> Path:
 
 
 def main(spark: SparkSession, settings: Settings, run: AnalyticsRun) -> AnalyticsOutcome:
-    """One full run."""
+    """One run."""
+    if run.source == POSTGRES:
+        with _step("schema: ds-sync's migrations"):
+            ensure_schema(settings.postgres_url)
     with _step(f"extract: session events from {run.source}"):
         events = extract(spark, settings, run)
     with _step("transform: session analytics and daily rollup (sessions.md §5)"):
         frames = transform(events)
         sessions, days = frames.sessions.count(), frames.daily.count()
-    report = load(frames, run)
+    try:
+        report = load(frames, run, settings.postgres_url if run.source == POSTGRES else None)
+    finally:
+        # The executors' copies are no use after the run (and a session may go on).
+        for frame in (frames.sessions, frames.daily, events):
+            frame.unpersist()
     log.info("done: %d sessions over %d days; report at %s", sessions, days, report)
     return AnalyticsOutcome(sessions=sessions, days=days, report=report)
-
-
-class _step:
-    """Logs a step's start and how long it took."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.started = 0.0
-
-    def __enter__(self) -> None:
-        self.started = time.monotonic()
-        log.info("%s ...", self.name)
-
-    def __exit__(self, kind: object, *_: object) -> None:
-        if kind is None:
-            log.info("%s: done in %.1fs", self.name, time.monotonic() - self.started)

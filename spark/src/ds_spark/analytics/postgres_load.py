@@ -23,8 +23,7 @@ from ds_spark.analytics.columns import (
     SESSION_KEY,
     SESSION_TABLE,
 )
-from ds_spark.errors import PostgresUnreachable
-from ds_spark.sources.session_events import describe_postgres_error
+from ds_spark.postgres import connect
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -32,14 +31,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row
 
     from ds_spark.analytics.pipeline import AnalyticsFrames
-
-
-def connect(url: str) -> psycopg.Connection[Any]:
-    """A connection, or PostgresUnreachable in one line."""
-    try:
-        return psycopg.connect(url, connect_timeout=10)
-    except psycopg.OperationalError as exc:
-        raise PostgresUnreachable(describe_postgres_error(url, exc)) from None
 
 
 def load_postgres(frames: AnalyticsFrames, url: str, *, partial: bool) -> None:

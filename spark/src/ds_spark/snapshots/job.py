@@ -9,20 +9,30 @@ the §6 fold, per stream, in stream order. Load: ``PUT
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import msgspec
 from pyspark.sql import functions as F
 
+from ds_spark.errors import SnapshotError
 from ds_spark.offsets import format_offset
+from ds_spark.patterns import parse_patterns
+from ds_spark.postgres import committed_checkpoints, ensure_schema
 from ds_spark.snapshots.publish import publish_states
 from ds_spark.snapshots.states import to_states
+from ds_spark.snapshots.verify import mismatches, verify
+from ds_spark.steps import step as _step
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from pyspark.sql import DataFrame, SparkSession
+
+    from ds_spark.settings import Settings
+
+log = logging.getLogger("ds_spark.snapshots")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +72,49 @@ def publish(spark: SparkSession, source: StreamSource, ends: Mapping[str, int]) 
     """Fold and publish every stream in ``ends`` at its end; ``stream, offset, outcome``."""
     states = read_up_to(spark, source, ends).transform(to_states)
     return publish_states(states, ends_frame(spark, ends), source.url, source.token)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOutcome:
+    """How each stream's publication ended, and which streams did not verify."""
+
+    outcomes: dict[str, int]
+    verified: int
+    mismatched: list[str]
+
+
+def main(spark: SparkSession, settings: Settings) -> SnapshotOutcome:
+    """Publish every session stream's state at ds-sync's checkpoint, then verify it."""
+    source = StreamSource(settings.server_url, settings.token_value, settings.streams)
+    with _step("schema: ds-sync's migrations"):
+        ensure_schema(settings.postgres_url)
+    with _step("extract: ds-sync's committed checkpoints"):
+        # Never beyond them: history leaves a stream only once it is in Postgres (§6).
+        patterns = parse_patterns(settings.streams)
+        ends = {
+            path: end
+            for path, end in committed_checkpoints(settings.postgres_url).items()
+            if end > 0 and any(pattern.matches(path) for pattern in patterns)
+        }
+    with _step(f"transform + load: fold and publish {len(ends)} streams"):
+        outcomes = outcome_counts(publish(spark, source, ends))
+    for outcome, count in sorted(outcomes.items()):
+        log.info("%d streams: %s", count, outcome)
+    with _step("verify: bootstrap + messages after it == full replay from session_events"):
+        now = {
+            path: end
+            for path, end in committed_checkpoints(settings.postgres_url).items()
+            if path in ends
+        }
+        checked = verify(spark, source, settings.postgres_url, now).cache()
+        total, mismatched = checked.count(), mismatches(checked)
+    if mismatched:
+        raise SnapshotError(
+            f"{len(mismatched)} streams' bootstrap state differs from their history: "
+            + ", ".join(mismatched[:5])
+        )
+    log.info("verified %d streams", total)
+    return SnapshotOutcome(outcomes, total, mismatched)
 
 
 def outcome_counts(outcomes: DataFrame) -> dict[str, int]:
