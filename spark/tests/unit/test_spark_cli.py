@@ -51,3 +51,21 @@ def test_failure_message_finds_ds_spark_errors_in_wrapped_text() -> None:
     assert failure_message(ValueError("boom\nmore")) == (
         "ds-spark: unexpected error (ValueError): boom (--debug shows more)"
     )
+
+
+def test_postgres_unreachable_is_one_line() -> None:
+    env = {**os.environ, "POSTGRES_URL": "postgresql://ds:secret@127.0.0.1:9/durable_streams"}
+    # The schema step is the first thing both jobs ask of Postgres.
+    from ds_spark.errors import PostgresUnreachable
+    from ds_spark.postgres import ensure_schema
+
+    try:
+        ensure_schema(env["POSTGRES_URL"])
+    except PostgresUnreachable as exc:
+        message = failure_message(exc)
+    else:  # pragma: no cover
+        raise AssertionError("no error")
+    assert message.startswith(
+        "ds-spark: Postgres at 127.0.0.1:9/durable_streams is unreachable or refused the connection"
+    )
+    assert "secret" not in message
