@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ds_spark.timestamps import parse_event_time
+# The §2 event-time rule, as ds-sync applies it when it fills session_events.
+from ds_sync.timestamps import parse_event_time
 
 if TYPE_CHECKING:
     from datetime import datetime

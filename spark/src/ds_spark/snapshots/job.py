@@ -20,6 +20,7 @@ from ds_spark.errors import SnapshotError
 from ds_spark.offsets import format_offset
 from ds_spark.patterns import parse_patterns
 from ds_spark.postgres import committed_checkpoints, ensure_schema
+from ds_spark.server_api import ServerApi
 from ds_spark.snapshots.publish import publish_states
 from ds_spark.snapshots.states import to_states
 from ds_spark.snapshots.verify import mismatches, verify
@@ -90,11 +91,11 @@ def main(spark: SparkSession, settings: Settings) -> SnapshotOutcome:
         ensure_schema(settings.postgres_url)
     with _step("extract: ds-sync's committed checkpoints"):
         # Never beyond them: history leaves a stream only once it is in Postgres (§6).
-        patterns = parse_patterns(settings.streams)
+        live = session_streams(settings)
         ends = {
             path: end
             for path, end in committed_checkpoints(settings.postgres_url).items()
-            if end > 0 and any(pattern.matches(path) for pattern in patterns)
+            if end > 0 and path in live
         }
     with _step(f"transform + load: fold and publish {len(ends)} streams"):
         outcomes = outcome_counts(publish(spark, source, ends))
@@ -115,6 +116,21 @@ def main(spark: SparkSession, settings: Settings) -> SnapshotOutcome:
         )
     log.info("verified %d streams", total)
     return SnapshotOutcome(outcomes, total, mismatched)
+
+
+def session_streams(settings: Settings) -> set[str]:
+    """The JSON streams the patterns name now: a deleted one keeps its checkpoint, not its
+    snapshot, and a stream that is not JSON is left alone, as ds-sync leaves it."""
+    found: set[str] = set()
+    with ServerApi(settings.server_url, settings.token_value) as api:
+        for pattern in parse_patterns(settings.streams):
+            if pattern.bucket is None:
+                info = api.head(pattern.text)
+                infos = [] if info is None else [info]
+            else:
+                infos = api.list_bucket(pattern.bucket)
+            found.update(info.path for info in infos if info.is_json)
+    return found
 
 
 def outcome_counts(outcomes: DataFrame) -> dict[str, int]:
