@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import httpx
+
     from conftest import Api
 
 ORIGIN = "https://app.example"

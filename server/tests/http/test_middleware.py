@@ -13,8 +13,9 @@ from ds_server.middleware import security_headers
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from conftest import Api
     from ds_server.settings import Settings
+
+    from conftest import Api
 
 SECURITY = {"x-content-type-options": "nosniff", "cross-origin-resource-policy": "cross-origin"}
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import httpx
+
     from conftest import Api
 
 ZERO = "00000000000000000000"

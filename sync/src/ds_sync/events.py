@@ -4,7 +4,8 @@ Each field is taken on its own: from ``headers`` when ``headers`` is an
 object holding that field with a non-null value, else from the top level.
 The value is chosen first and checked after, so an unusable
 ``headers.timestamp`` does not fall back to the top level. Messages that
-are not objects, or lack a field, are kept with that field None.
+are not objects, or lack a string ``type`` or ``key``, are kept with type,
+key and operation None (an object's event time still counts).
 """
 
 from __future__ import annotations
@@ -66,12 +67,14 @@ def extract(message: Any) -> EventFields:
     headers = message.get("headers")
     if not isinstance(headers, dict):
         headers = {}
-    return EventFields(
-        event_type=_string(_choose("type", headers, message)),
-        event_key=_string(_choose("key", headers, message)),
-        operation=_string(_choose("operation", headers, message)),
-        event_time=parse_event_time(_choose("timestamp", headers, message)),
-    )
+    event_time = parse_event_time(_choose("timestamp", headers, message))
+    event_type = _string(_choose("type", headers, message))
+    event_key = _string(_choose("key", headers, message))
+    if event_type is None or event_key is None:
+        # Without both it is no session event: no type, key or operation at all.
+        return EventFields(None, None, None, event_time)
+    operation = _string(_choose("operation", headers, message))
+    return EventFields(event_type, event_key, operation, event_time)
 
 
 def extract_raw(raw: bytes) -> EventFields:

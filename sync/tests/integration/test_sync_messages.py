@@ -70,7 +70,7 @@ def test_both_shapes_and_bad_messages_are_stored_per_the_contract(
         datetime(2026, 11, 26, 10, 0, 0, tzinfo=UTC),
     )
     assert found[2] == (start, 2, None, None, None, None, 42)
-    assert found[3][:6] == (start, 3, "typing", None, "set", None)
+    assert found[3][:6] == (start, 3, None, None, None, None)  # no key: no session event
     assert found[4][:6] == (start, 4, None, None, None, None)
     assert found[5][:6] == (start, 5, "t", "k", None, None)
     assert found[6][:5] == (first, 0, "chunk", "msg:43", "append")

@@ -80,11 +80,14 @@ def test_non_object_message_has_no_fields(message: object) -> None:
     assert extract(message) == NO_FIELDS
 
 
-def test_missing_type_or_key_keeps_the_rest() -> None:
+def test_missing_type_or_key_leaves_only_the_event_time() -> None:
+    # sessions.md §2: without both, type, key and operation are all null.
     fields = extract({"key": "k", "operation": "set", "timestamp": "2026-11-26T10:00:00Z"})
-    assert fields == EventFields(None, "k", "set", TEN)
+    assert fields == EventFields(None, None, None, TEN)
     fields = extract({"type": "t", "headers": {"timestamp": "2026-11-26T10:00:00Z"}})
-    assert fields == EventFields("t", None, None, TEN)
+    assert fields == EventFields(None, None, None, TEN)
+    fields = extract({"type": "t", "key": 7, "operation": "set"})
+    assert fields == NO_FIELDS
 
 
 def test_type_and_key_must_be_strings_but_may_be_empty() -> None:
@@ -98,7 +101,7 @@ def test_control_message_has_no_type_or_key() -> None:
 
 
 def test_operation_kept_as_written() -> None:
-    assert extract({"operation": "SET"}).operation == "SET"
+    assert extract({"type": "t", "key": "k", "operation": "SET"}).operation == "SET"
 
 
 @pytest.mark.parametrize(

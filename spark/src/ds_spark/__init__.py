@@ -1,0 +1,1 @@
+"""Spark DataSources for Durable Streams and the session analytics and snapshot jobs."""

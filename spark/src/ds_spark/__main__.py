@@ -1,0 +1,3 @@
+from ds_spark.cli import main
+
+main()

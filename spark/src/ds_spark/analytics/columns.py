@@ -1,0 +1,44 @@
+"""The names and types of the analytics tables (sessions.md §3, §5): the interface, kept once."""
+
+from __future__ import annotations
+
+SESSION_COLUMNS = (
+    "session",
+    "events",
+    "first_event_at",
+    "last_event_at",
+    "duration_s",
+    "participants",
+    "peak_online",
+    "user_messages",
+    "assistant_messages",
+    "chunks",
+    "reactions",
+    "first_token_latency_p50_ms",
+    "first_token_latency_p95_ms",
+)
+DAILY_COLUMNS = (
+    "day",
+    "sessions",
+    "events",
+    "participants",
+    "first_token_latency_p50_ms",
+    "first_token_latency_p95_ms",
+)
+SESSION_TABLE = "session_analytics"
+DAILY_TABLE = "daily_session_rollup"
+SESSION_KEY = "session"
+DAILY_KEY = "day"
+
+UPSERT = "upsert"
+DELETE = "delete"
+APPEND = "append"
+# §2: operations compared case-sensitively; anything else is none of the three.
+OPERATION_KINDS = {
+    "set": UPSERT,
+    "insert": UPSERT,
+    "update": UPSERT,
+    "remove": DELETE,
+    "delete": DELETE,
+    "append": APPEND,
+}

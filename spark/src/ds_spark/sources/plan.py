@@ -1,0 +1,117 @@
+"""Planning a read: which streams, and which slice of each one a partition reads.
+
+A stream is one partition, unless more than ``split_bytes`` of it is to be
+read: then it is cut at message boundaries about ``split_bytes`` apart.
+The server tells where messages end only at the end of a read, so the
+boundaries are found by walking the stream one read at a time while
+reading only each response's headers (:meth:`ServerApi.next_boundary`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ds_spark.errors import StreamError
+from ds_spark.sources.options import BOOTSTRAP, EARLIEST
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from ds_spark.server_api import ServerApi, StreamInfo
+    from ds_spark.sources.options import SourceOptions, Start
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSlice:
+    """What one partition reads: messages of ``path`` from ``start`` up to ``end``.
+
+    ``start`` None reads the stream's /bootstrap (which starts at its
+    snapshot); ``with_snapshot`` emits the snapshot as the first row (from
+    the bootstrap, or the one published at ``start``).
+    """
+
+    path: str
+    start: int | None
+    end: int
+    with_snapshot: bool
+
+
+def discover(api: ServerApi, options: SourceOptions) -> list[StreamInfo]:
+    """Every JSON stream the patterns name, sorted by path; a non-JSON one is an error."""
+    found: dict[str, StreamInfo] = {}
+    for pattern in options.patterns:
+        if pattern.bucket is None:
+            info = api.head(pattern.text)
+            if info is None:
+                raise StreamError(f"stream {pattern.text} does not exist")
+            found[info.path] = info
+        else:
+            found.update((info.path, info) for info in api.list_bucket(pattern.bucket))
+    if options.only_ended:
+        found = {path: info for path, info in found.items() if path in options.ends}
+    for info in found.values():
+        if not info.is_json:
+            raise StreamError(
+                f"stream {info.path} holds {info.content_type or 'untyped'} data, not JSON "
+                "session events; narrow the stream patterns to leave it out"
+            )
+    return [found[path] for path in sorted(found)]
+
+
+def plan_slices(
+    api: ServerApi,
+    streams: Iterable[StreamInfo],
+    options: SourceOptions,
+    ends: Mapping[str, int] | None = None,
+) -> list[StreamSlice]:
+    """The slices that read each stream from its start to its end (its tail by default)."""
+    slices: list[StreamSlice] = []
+    for info in streams:
+        end = (ends or {}).get(info.path, options.ends.get(info.path, info.tail))
+        slices += plan_stream(api, info.path, options.start_of(info.path), end, options.split_bytes)
+    return slices
+
+
+def plan_stream(
+    api: ServerApi, path: str, start: Start, end: int, split_bytes: int
+) -> list[StreamSlice]:
+    """The slices of ``path`` from ``start`` up to ``end``."""
+    if start.mode in (BOOTSTRAP, EARLIEST):
+        with_snapshot = start.mode == BOOTSTRAP
+        if end <= split_bytes:
+            # Small enough for one read of the bootstrap (retained bytes <= end).
+            return [StreamSlice(path, None, end, with_snapshot)] if end > 0 else []
+        head = api.head(path)
+        if head is None:
+            raise StreamError(f"stream {path} does not exist")
+        first = head.snapshot_offset or 0
+        with_snapshot = with_snapshot and head.snapshot_offset is not None
+    else:
+        first, with_snapshot = start.position, False
+    if first >= end and not with_snapshot:
+        return []
+    cuts = split_points(api, path, first, end, split_bytes)
+    edges = [first, *cuts, end]
+    return [
+        StreamSlice(path, low, high, with_snapshot and index == 0)
+        for index, (low, high) in enumerate(itertools.pairwise(edges))
+    ]
+
+
+def split_points(api: ServerApi, path: str, start: int, end: int, split_bytes: int) -> list[int]:
+    """Message boundaries strictly inside (start, end), about ``split_bytes`` apart."""
+    cuts: list[int] = []
+    if end - start <= split_bytes:
+        return cuts
+    position, target = start, start + split_bytes
+    while True:
+        boundary = api.next_boundary(path, position)
+        if boundary <= position or boundary >= end or end - boundary < split_bytes // 4:
+            # The end of the data, or a last piece too small to be worth a task of its own.
+            return cuts
+        if boundary >= target:
+            cuts.append(boundary)
+            target = boundary + split_bytes
+        position = boundary
