@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("ds_sync.mirror")
 
 REFUSED_RETRY_SECS = 30.0
+# Failures in a row after which the table's row shows the error (it is still retried).
+FAILING_AFTER_ATTEMPTS = 5
 # Session settings of the table's own connection: values print as Electric prints them.
 SESSION_SETTINGS = (
     "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, DMY'; SET IntervalStyle = 'iso_8601'; "
@@ -102,14 +104,11 @@ class TableMirror:
             except Exception as exc:  # the database, the server, the feed: retried
                 self._metrics.errors += 1
                 delay = backoff.next_delay()
-                first_line = (str(exc).splitlines() or [""])[0]
-                log.warning(
-                    "table %s: %s: %s; retrying in %.2fs",
-                    self.table.text,
-                    type(exc).__name__,
-                    first_line,
-                    delay,
-                )
+                problem = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+                log.warning("table %s: %s; retrying in %.2fs", self.table.text, problem, delay)
+                if backoff.attempts >= FAILING_AFTER_ATTEMPTS:
+                    # Still retried; the row says so until a batch goes through again.
+                    await self._set_status("failed", f"{problem} (retrying)")
                 await asyncio.sleep(delay)
             else:
                 backoff.reset()
