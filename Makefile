@@ -102,10 +102,11 @@ bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput p
 bench-extensions: $(VENV)/.synced ## Server RSS while bootstrapping a 1 GiB stream; space a snapshot frees
 	$(VENV)/bin/ds-bench extensions
 
-# `make bench-sync BENCH_SYNC_ARGS="--seconds 10 --events 50000"` for a short run.
+# `make bench-sync BENCH_SYNC_ARGS="--seconds 10 --events 50000"` for a short run;
+# `BENCH_SYNC_ARGS="--scenarios tables"` for the Postgres → stream lag alone.
 BENCH_SYNC_ARGS ?=
 
-bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag at 1,000 events/s over 100 streams, events/s into Postgres
+bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag and events/s; Postgres → pg-items lag at 1,000 changes/s
 	@$(PY) -m compileall -q -j 0 sync/src bench/src > /dev/null || true
 	$(VENV)/bin/ds-bench sync $(BENCH_SYNC_ARGS)
 

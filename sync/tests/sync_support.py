@@ -65,6 +65,9 @@ class SyncProcess:
             "DS_SYNC__WAKE_INTERVAL_SECS": "0.05",
             # Discovery by wakes unless a test asks for rescans.
             "DS_SYNC__RESCAN_SECS": "600",
+            # No table mirrors unless a test asks: pg-{table} streams are shared by the
+            # tests' server.
+            "DS_SYNC__TABLES": "",
             **self.env,
         }
         with self.log_path.open("ab") as log:

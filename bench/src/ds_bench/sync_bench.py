@@ -104,6 +104,8 @@ class SyncService(ServerProcess):
             "DS_SYNC__STREAMS": streams,
             "DS_SYNC__NAME": "bench-" + uuid.uuid4().hex[:8],
             "DS_SYNC__METRICS_PORT": str(self.port),
+            # No table mirrored unless a scenario asks: each would add a replication slot.
+            "DS_SYNC__TABLES": "",
             **{f"DS_SYNC__{name.upper()}": value for name, value in settings.items()},
         }
 
@@ -188,7 +190,8 @@ def _commit_times(database: str) -> dict[str, float]:
     return {str(event_id): float(at) for event_id, at in rows}
 
 
-def _percentile(values: list[float], fraction: float) -> float:
+def percentile(values: list[float], fraction: float) -> float:
+    """The value at ``fraction`` of the sorted values (nearest rank)."""
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
     return ordered[index]
@@ -222,7 +225,7 @@ def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFig
         achieved_rate=achieved,
         events=len(values),
         p50_ms=statistics.median(values),
-        p99_ms=_percentile(values, 0.99),
+        p99_ms=percentile(values, 0.99),
         max_ms=max(values),
         background=background.share,
         sync_cpu_us_per_event=sync_cpu / len(acked) * 1e6,
@@ -269,7 +272,7 @@ def _single(scenario: str, acked: list[sync_load.Acked], committed: dict[str, fl
         achieved_rate=0.0,
         events=len(values),
         p50_ms=statistics.median(values),
-        p99_ms=_percentile(values, 0.99),
+        p99_ms=percentile(values, 0.99),
         max_ms=max(values),
     )
 
@@ -297,14 +300,30 @@ def throughput(stack: Stack, streams: int, events: int) -> ThroughputFigures:
     )
 
 
+SCENARIOS = ("lag", "pickup", "throughput", "tables")
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``sync`` subcommand's options."""
-    parser = sub.add_parser("sync", help="ds-sync: stream → Postgres lag and throughput")
+    parser = sub.add_parser(
+        "sync", help="ds-sync: stream → Postgres lag and throughput, Postgres → stream lag"
+    )
     parser.add_argument("--rate", type=float, default=1000.0, help="events/s in the lag run")
     parser.add_argument("--lag-streams", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=30.0, help="length of the lag run")
     parser.add_argument("--events", type=int, default=200_000, help="backlog per throughput run")
     parser.add_argument("--pickups", type=int, default=20, help="new and idle streams measured")
+    parser.add_argument(
+        "--table-rate", type=float, default=1000.0, help="changes/s to items (Postgres → stream)"
+    )
+    parser.add_argument(
+        "--table-seconds", type=float, default=30.0, help="length of the Postgres → stream run"
+    )
+    parser.add_argument(
+        "--scenarios",
+        default=",".join(SCENARIOS),
+        help=f"comma-separated, of {', '.join(SCENARIOS)}",
+    )
     parser.add_argument(
         "--quiet",
         type=float,
@@ -315,26 +334,50 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> None:
-    """Every scenario; print the tables and write JSON, Markdown and PNG results."""
-    from ds_bench import sync_report
+    """The scenarios asked for; print the tables and write JSON, Markdown and PNG results."""
+    from ds_bench import sync_report, sync_tables
+
+    chosen = {name.strip() for name in args.scenarios.split(",") if name.strip()}
+    unknown = chosen - set(SCENARIOS)
+    if unknown:
+        raise SystemExit(f"ds-bench sync: unknown scenarios {', '.join(sorted(unknown))}")
 
     def settle(what: str) -> None:
         share = _machine.wait_until_quiet(args.quiet, timeout=60)
         print(f"{what} (other work: {share:.0%} of the machine) ...", flush=True)
 
+    lags: list[LagFigures] = []
+    rates: list[ThroughputFigures] = []
+    tables: list[LagFigures] = []
+    values: list[float] = []
+    table_values: list[float] = []
     with stack() as running:
-        settle("lag")
-        figures, values = lag(running, args.lag_streams, args.rate, args.seconds)
-        lags = [figures]
-        # The same pipeline at a tenth of the load: its latency without queueing for CPU.
-        settle("lag at a tenth of the rate")
-        lags.append(lag(running, max(1, args.lag_streams // 10), args.rate / 10, args.seconds)[0])
-        settle("pick-up of new and idle streams")
-        lags += list(pickup(running, args.pickups))
-        rates = []
-        for streams in (1, 100):
-            settle(f"throughput, {streams} streams")
-            rates.append(throughput(running, streams, args.events))
-    path = sync_report.write_results(out_dir, lags, rates, values)
-    print(sync_report.markdown(lags, rates))
+        if "lag" in chosen:
+            settle("lag")
+            figures, values = lag(running, args.lag_streams, args.rate, args.seconds)
+            lags.append(figures)
+            # The same pipeline at a tenth of the load: its latency without queueing for CPU.
+            settle("lag at a tenth of the rate")
+            tenth = lag(running, max(1, args.lag_streams // 10), args.rate / 10, args.seconds)
+            lags.append(tenth[0])
+        if "pickup" in chosen:
+            settle("pick-up of new and idle streams")
+            lags += list(pickup(running, args.pickups))
+        if "throughput" in chosen:
+            for streams in (1, 100):
+                settle(f"throughput, {streams} streams")
+                rates.append(throughput(running, streams, args.events))
+        if "tables" in chosen:
+            settle("Postgres → stream lag")
+            figures, table_values = sync_tables.table_lag(
+                running, args.table_rate, args.table_seconds
+            )
+            tables.append(figures)
+            settle("Postgres → stream lag at a tenth of the rate")
+            tables.append(
+                sync_tables.table_lag(running, args.table_rate / 10, args.table_seconds)[0]
+            )
+    results = sync_report.Results(lags, rates, tables, values, table_values)
+    path = sync_report.write_results(out_dir, results)
+    print(sync_report.markdown(results))
     print(f"results: {path}")

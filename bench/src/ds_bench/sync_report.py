@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import matplotlib
@@ -15,102 +15,164 @@ import matplotlib.pyplot as plt
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from matplotlib.axes import Axes
+
     from ds_bench.sync_bench import LagFigures, ThroughputFigures
 
 LAG_TARGET_MS = 100.0
 THROUGHPUT_TARGET = 20_000.0
 PICKUP_TARGET_MS = 2_000.0
+TABLE_LAG_TARGET_MS = 250.0
 
 
-def markdown(lags: list[LagFigures], rates: list[ThroughputFigures]) -> str:
-    """Two tables: lag (append acknowledged → row committed) and drain throughput."""
-    lines = [
-        "| append acknowledged → row committed | events | p50 ms | p99 ms | max ms | target "
-        "| other work |",
-        "|---|---:|---:|---:|---:|---|---:|",
-    ]
-    for lag in lags:
-        target = LAG_TARGET_MS if lag.rate else PICKUP_TARGET_MS
-        met = "met" if lag.p99_ms < target else "missed"
-        scenario = lag.scenario
-        if lag.rate:
-            scenario += f" (achieved {lag.achieved_rate:,.0f}/s"
-            if lag.sync_cpu_us_per_event is not None:
-                scenario += f"; ds-sync CPU {lag.sync_cpu_us_per_event:,.0f} µs/event"
-            scenario += ")"
-        lines.append(
-            f"| {scenario} | {lag.events:,} | {lag.p50_ms:,.1f} | {lag.p99_ms:,.1f} | "
-            f"{lag.max_ms:,.1f} | p99 < {target:,.0f} ms: {met} | {_other(lag.background)} |"
-        )
-    lines += [
-        "",
-        "| into Postgres | events | seconds | events/s | transactions | target | other work |",
-        "|---|---:|---:|---:|---:|---|---:|",
-    ]
-    for rate in rates:
-        met = "met" if rate.events_per_sec >= THROUGHPUT_TARGET else "missed"
-        lines.append(
-            f"| {rate.scenario} | {rate.events:,} | {rate.seconds:.2f} | "
-            f"{rate.events_per_sec:,.0f} | {rate.transactions:,} | "
-            f"≥ {THROUGHPUT_TARGET:,.0f}/s: {met} | {_other(rate.background)} |"
-        )
-    lines += [
-        "",
+@dataclass(frozen=True, slots=True)
+class Results:
+    """What a run measured; a scenario not run leaves its list empty."""
+
+    lags: list[LagFigures]  # stream → Postgres
+    rates: list[ThroughputFigures]
+    tables: list[LagFigures]  # Postgres → stream
+    lag_values: list[float]  # every lag of the first paced stream → Postgres run
+    table_values: list[float]  # every lag of the first Postgres → stream run
+
+
+def markdown(results: Results) -> str:
+    """A table per direction measured: lags, drain throughput, Postgres → stream lag."""
+    lines: list[str] = []
+    if results.lags:
+        lines += [
+            "| append acknowledged → row committed | events | p50 ms | p99 ms | max ms | target "
+            "| other work |",
+            "|---|---:|---:|---:|---:|---|---:|",
+        ]
+        for lag in results.lags:
+            target = LAG_TARGET_MS if lag.rate else PICKUP_TARGET_MS
+            lines.append(_lag_row(lag, target, "events"))
+        lines.append("")
+    if results.rates:
+        lines += [
+            "| into Postgres | events | seconds | events/s | transactions | target | other work |",
+            "|---|---:|---:|---:|---:|---|---:|",
+        ]
+        for rate in results.rates:
+            met = "met" if rate.events_per_sec >= THROUGHPUT_TARGET else "missed"
+            lines.append(
+                f"| {rate.scenario} | {rate.events:,} | {rate.seconds:.2f} | "
+                f"{rate.events_per_sec:,.0f} | {rate.transactions:,} | "
+                f"≥ {THROUGHPUT_TARGET:,.0f}/s: {met} | {_other(rate.background)} |"
+            )
+        lines.append("")
+    if results.tables:
+        lines += [
+            "| commit → message readable on pg-items | changes | p50 ms | p99 ms | max ms "
+            "| target | other work |",
+            "|---|---:|---:|---:|---:|---|---:|",
+        ]
+        lines += [_lag_row(lag, TABLE_LAG_TARGET_MS, "changes") for lag in results.tables]
+        lines.append("")
+    lines.append(
         "*other work*: the share of the machine's CPU that processes outside the benchmark "
-        "used during the scenario (the machine is shared).",
-    ]
+        "used during the scenario (the machine is shared)."
+    )
     return "\n".join(lines) + "\n"
+
+
+def _lag_row(lag: LagFigures, target: float, unit: str) -> str:
+    met = "met" if lag.p99_ms < target else "missed"
+    scenario = lag.scenario
+    if lag.rate:
+        scenario += f" (achieved {lag.achieved_rate:,.0f}/s"
+        if lag.sync_cpu_us_per_event is not None:
+            scenario += f"; ds-sync CPU {lag.sync_cpu_us_per_event:,.0f} µs/{unit[:-1]}"
+        scenario += ")"
+    return (
+        f"| {scenario} | {lag.events:,} | {lag.p50_ms:,.1f} | {lag.p99_ms:,.1f} | "
+        f"{lag.max_ms:,.1f} | p99 < {target:,.0f} ms: {met} | {_other(lag.background)} |"
+    )
 
 
 def _other(share: float | None) -> str:
     return "n/a" if share is None else f"{share:.0%}"
 
 
-def chart(
-    lags: list[LagFigures], rates: list[ThroughputFigures], values: list[float], path: Path
-) -> None:
-    """Left: the lag distribution of the paced run; right: drain throughput per stream count."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    ordered = sorted(values)
-    fractions = [(n + 1) / len(ordered) for n in range(len(ordered))]
-    left.plot(ordered, fractions, color="#1565c0")
-    left.axvline(LAG_TARGET_MS, color="#c62828", linestyle="--", label="target: p99 < 100 ms")
-    left.axvline(
-        lags[0].p99_ms, color="#2e7d32", linestyle=":", label=f"p99 {lags[0].p99_ms:.0f} ms"
-    )
-    left.set_xscale("log")
-    left.set_xlabel("append acknowledged → row committed (ms, log scale)")
-    left.set_ylabel("fraction of events")
-    left.set_title(lags[0].scenario, fontsize=10)
-    left.legend(fontsize=8, loc="lower right")
-    labels = [f"{r.streams} stream{'s' * (r.streams > 1)}" for r in rates]
-    speeds = [r.events_per_sec for r in rates]
-    colours = ["#2e7d32" if s >= THROUGHPUT_TARGET else "#c62828" for s in speeds]
-    right.bar(labels, speeds, color=colours)
-    right.axhline(THROUGHPUT_TARGET, color="#c62828", linestyle="--", label="target ≥ 20,000/s")
-    for index, speed in enumerate(speeds):
-        right.text(index, speed, f"{speed:,.0f}", ha="center", va="bottom", fontsize=9)
-    right.set_ylabel("events/s committed")
-    right.set_title("draining a backlog into session_events", fontsize=10)
-    right.legend(fontsize=8, loc="lower right")
+def chart(results: Results, path: Path) -> None:
+    """One panel per scenario run: lag distributions and drain throughput."""
+    panels = []
+    if results.lag_values:
+        panels.append("lag")
+    if results.rates:
+        panels.append("rates")
+    if results.table_values:
+        panels.append("tables")
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        if panel == "lag":
+            _distribution(
+                ax,
+                results.lag_values,
+                results.lags[0],
+                LAG_TARGET_MS,
+                "append acknowledged → row committed (ms, log scale)",
+                "events",
+            )
+        elif panel == "tables":
+            _distribution(
+                ax,
+                results.table_values,
+                results.tables[0],
+                TABLE_LAG_TARGET_MS,
+                "commit → message readable on pg-items (ms, log scale)",
+                "changes",
+            )
+        else:
+            _throughput(ax, results.rates)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def write_results(
-    out_dir: Path, lags: list[LagFigures], rates: list[ThroughputFigures], values: list[float]
-) -> Path:
+def _distribution(
+    ax: Axes, values: list[float], lag: LagFigures, target: float, label: str, unit: str
+) -> None:
+    ordered = sorted(max(v, 0.01) for v in values)
+    fractions = [(n + 1) / len(ordered) for n in range(len(ordered))]
+    ax.plot(ordered, fractions, color="#1565c0")
+    ax.axvline(target, color="#c62828", linestyle="--", label=f"target: p99 < {target:,.0f} ms")
+    ax.axvline(lag.p99_ms, color="#2e7d32", linestyle=":", label=f"p99 {lag.p99_ms:.0f} ms")
+    ax.set_xscale("log")
+    ax.set_xlabel(label)
+    ax.set_ylabel(f"fraction of {unit}")
+    ax.set_title(lag.scenario, fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+
+
+def _throughput(ax: Axes, rates: list[ThroughputFigures]) -> None:
+    labels = [f"{r.streams} stream{'s' * (r.streams > 1)}" for r in rates]
+    speeds = [r.events_per_sec for r in rates]
+    colours = ["#2e7d32" if s >= THROUGHPUT_TARGET else "#c62828" for s in speeds]
+    ax.bar(labels, speeds, color=colours)
+    ax.axhline(THROUGHPUT_TARGET, color="#c62828", linestyle="--", label="target ≥ 20,000/s")
+    for index, speed in enumerate(speeds):
+        ax.text(index, speed, f"{speed:,.0f}", ha="center", va="bottom", fontsize=9)
+    ax.set_ylabel("events/s committed")
+    ax.set_title("draining a backlog into session_events", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+
+
+def write_results(out_dir: Path, results: Results) -> Path:
     """``sync-<time>.json``, ``.md`` and ``.png`` in ``out_dir``; the JSON's path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     payload = {
         "kind": "sync",
-        "lag": [asdict(lag) for lag in lags],
-        "throughput": [asdict(rate) for rate in rates],
+        "lag": [asdict(lag) for lag in results.lags],
+        "throughput": [asdict(rate) for rate in results.rates],
+        "table_lag": [asdict(lag) for lag in results.tables],
     }
     path = out_dir / f"sync-{stamp}.json"
     path.write_text(json.dumps(payload, indent=2) + "\n")
-    (out_dir / f"sync-{stamp}.md").write_text(markdown(lags, rates))
-    chart(lags, rates, values, out_dir / f"sync-{stamp}.png")
+    (out_dir / f"sync-{stamp}.md").write_text(markdown(results))
+    chart(results, out_dir / f"sync-{stamp}.png")
     return path

@@ -24,8 +24,9 @@ from ds_sync import checkpoints
 from ds_sync.backoff import Backoff
 from ds_sync.discovery import Scanner
 from ds_sync.http_endpoint import serve
-from ds_sync.metrics import Metrics
+from ds_sync.metrics import Metrics, TableMetrics
 from ds_sync.migrate import MigrationError, migrate
+from ds_sync.mirror import MirrorStore, TableMirror
 from ds_sync.server_api import ServerApi, ServerError
 from ds_sync.streams import Streams
 from ds_sync.wakes import Wakes
@@ -87,13 +88,13 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         streams = Streams(settings, api, http, pool, writer, metrics)
         scanner = Scanner(settings, api, streams, metrics)
         wakes = Wakes(settings, api, streams.observe, scanner.scan, metrics)
-        tasks: list[asyncio.Task[None]] = []
+        tasks = _start_mirrors(settings, api, http, MirrorStore(pool), metrics)
         try:
             streams.load(await checkpoints.load_all(pool))
             start = await _until(stop, wakes.prepare, "subscribing to wakes")
             await _until(stop, scanner.scan, "listing the streams")
             if not stop.is_set():
-                tasks = [
+                tasks += [
                     asyncio.create_task(_keep_listening(wakes, start), name="wakes"),
                     asyncio.create_task(wakes.claim_loop(), name="claims"),
                     asyncio.create_task(scanner.run(), name="rescans"),
@@ -117,6 +118,28 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
             if endpoint is not None:
                 endpoint.close()
             log.info("stopped")
+
+
+def _start_mirrors(
+    settings: Settings,
+    api: ServerApi,
+    http: httpx.AsyncClient,
+    store: MirrorStore,
+    metrics: Metrics,
+) -> list[asyncio.Task[None]]:
+    """One task per mirrored table (Postgres → stream), each on its own."""
+    tasks = []
+    for table in settings.tables:
+        metrics.tables[table.text] = figures = TableMetrics()
+        mirror = TableMirror(table, settings, api, http, store, figures)
+        tasks.append(asyncio.create_task(mirror.run(), name=f"mirror {table.text}"))
+    if settings.tables:
+        log.info(
+            "mirroring %s into streams (%s feed)",
+            ", ".join(table.text for table in settings.tables),
+            settings.change_feed,
+        )
+    return tasks
 
 
 async def _keep_listening(wakes: Wakes, start: str | None) -> None:

@@ -9,16 +9,26 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 import pydantic_settings
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ds_sync.patterns import Pattern, PatternError, parse_patterns
+from ds_sync.table_names import TableName, TableNameError, parse_tables
 
 PREFIX = "DS_SYNC__"
 _NAME_RE = re.compile(r"[a-z0-9_-]{1,40}")
+# A Postgres size setting: a number and a unit (max_slot_wal_keep_size's form).
+_SIZE_RE = re.compile(r"\d{1,9}(kB|MB|GB|TB)")
 
 
 def _aliases(field: str, reference_name: str) -> AliasChoices:
@@ -39,10 +49,12 @@ class Settings(BaseSettings):
         default="postgresql://postgres:password@127.0.0.1:54321/durable_streams",
         validation_alias=_aliases("postgres_url", "POSTGRES_URL"),
     )
-    # Read by the Postgres → stream direction (not in this release yet).
-    electric_url: str = Field(
-        default="http://127.0.0.1:3000", validation_alias=_aliases("electric_url", "ELECTRIC_URL")
+    # Set: the Postgres → stream direction reads Electric's Shape API (see `feed`).
+    electric_url: str | None = Field(
+        default=None, validation_alias=_aliases("electric_url", "ELECTRIC_URL")
     )
+    # Electric's `secret` query parameter (ELECTRIC_SECRET on Electric's side).
+    electric_secret: SecretStr | None = None
     # Bearer token for the server, when ds-sync reaches it through Envoy.
     token: SecretStr | None = None
     streams: Annotated[tuple[Pattern, ...], NoDecode] = parse_patterns("session-events,sessions/*")
@@ -59,6 +71,21 @@ class Settings(BaseSettings):
     pool_size: int = Field(default=4, ge=2, le=100)
     # Rows one transaction may take when several streams' batches are waiting.
     max_batch_rows: int = Field(default=20_000, ge=1)
+    # Postgres → stream: the tables mirrored, each to the JSON stream pg-{table}.
+    tables: Annotated[tuple[TableName, ...], NoDecode] = parse_tables("items")
+    # auto: Electric when ELECTRIC_URL is set, else Postgres's own logical decoding.
+    feed: Literal["auto", "native", "electric"] = "auto"
+    # Native feed: how often the replication slot is read when it had nothing.
+    poll_secs: float = Field(default=0.05, gt=0, le=60)
+    # Changes one batch may take from a feed (a transaction is never split).
+    feed_batch_rows: int = Field(default=5_000, ge=1)
+    # Largest POST body sent to a pg-{table} stream.
+    post_max_bytes: int = Field(default=1 << 20, ge=1024)
+    # Applied as Postgres's max_slot_wal_keep_size when the server has no bound
+    # (-1), so a slot can't keep WAL without bound while ds-sync is down; "off": never.
+    max_slot_wal_keep_size: str = "4GB"
+    # WAL held by a slot beyond this: a warning in the log, every minute.
+    slot_warn_mb: int = Field(default=512, ge=1)
     metrics_host: str = "127.0.0.1"
     # /metrics and /healthz; 0 turns the endpoint off.
     metrics_port: int = Field(default=4438, ge=0, le=65535)
@@ -73,12 +100,48 @@ class Settings(BaseSettings):
                 raise ValueError(str(exc)) from None
         return value
 
-    @field_validator("server_url", "electric_url")
+    @field_validator("tables", mode="before")
+    @classmethod
+    def _parse_tables(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return parse_tables(value)
+            except TableNameError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("server_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
         return value.rstrip("/")
+
+    @field_validator("electric_url")
+    @classmethod
+    def _electric_url(cls, value: str | None) -> str | None:
+        # Empty counts as unset, as compose files pass variables through.
+        return None if not value else cls._http_url(value)
+
+    @field_validator("max_slot_wal_keep_size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        if value != "off" and _SIZE_RE.fullmatch(value) is None:
+            raise ValueError("must be a size such as 512MB or 4GB, or off")
+        return value
+
+    @model_validator(mode="after")
+    def _electric_needs_url(self) -> Settings:
+        if self.feed == "electric" and self.electric_url is None:
+            raise ValueError("DS_SYNC__FEED=electric needs ELECTRIC_URL")
+        return self
+
+    @property
+    def change_feed(self) -> Literal["native", "electric"]:
+        """Which change feed the Postgres → stream direction uses."""
+        if self.feed == "auto":
+            return "native" if self.electric_url is None else "electric"
+        return self.feed
 
     @field_validator("postgres_url")
     @classmethod
@@ -112,6 +175,9 @@ def load_settings() -> Settings:
 def _describe(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
+        if not error["loc"]:  # a rule across settings: its message names them
+            problems.append(str(error["msg"]))
+            continue
         problems.append(f"{_variable(str(error['loc'][0]))}={error['input']!r}: {error['msg']}")
     return "; ".join(problems)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from ds_sync.patterns import Pattern
 from ds_sync.settings import SettingsError, load_settings
@@ -43,12 +45,12 @@ def test_prefixed_name_wins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_token_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DS_SYNC__TOKEN", "secret")
+    monkeypatch.setenv("DS_SYNC__TOKEN", "tok-3f9a")
     monkeypatch.setenv("DS_SYNC__STREAMS", "chat/*")
     settings = load_settings()
     assert settings.token is not None
-    assert settings.token.get_secret_value() == "secret"
-    assert "secret" not in repr(settings)
+    assert settings.token.get_secret_value() == "tok-3f9a"
+    assert "tok-3f9a" not in repr(settings)
     assert settings.streams == (Pattern("chat/*"),)
 
 
@@ -78,3 +80,44 @@ def test_bad_value_names_the_variable(
     with pytest.raises(SettingsError) as caught:
         load_settings()
     assert str(caught.value).startswith(message)
+
+
+def test_tables_and_the_feed_they_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings()
+    assert [t.text for t in settings.tables] == ["items"]
+    assert settings.electric_url is None
+    assert settings.change_feed == "native"
+    monkeypatch.setenv("DS_SYNC__TABLES", "items, sales.orders")
+    monkeypatch.setenv("ELECTRIC_URL", "http://electric:3000/")
+    settings = load_settings()
+    assert [t.qualified for t in settings.tables] == ["public.items", "sales.orders"]
+    assert settings.change_feed == "electric"
+    monkeypatch.setenv("DS_SYNC__FEED", "native")
+    assert load_settings().change_feed == "native"
+    monkeypatch.setenv("DS_SYNC__TABLES", "")
+    assert load_settings().tables == ()
+
+
+def test_an_empty_electric_url_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELECTRIC_URL", "")
+    assert load_settings().change_feed == "native"
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ({"DS_SYNC__FEED": "electric"}, "DS_SYNC__FEED=electric needs ELECTRIC_URL"),
+        ({"DS_SYNC__TABLES": "a.b.c"}, "DS_SYNC__TABLES='a.b.c': Value error, 'a.b.c': a table"),
+        ({"DS_SYNC__TABLES": "items,items"}, "'items' is listed twice"),
+        ({"ELECTRIC_URL": "electric:3000"}, "ELECTRIC_URL='electric:3000': Value error, must be"),
+        ({"DS_SYNC__MAX_SLOT_WAL_KEEP_SIZE": "4G"}, "must be a size such as 512MB"),
+        ({"DS_SYNC__POLL_SECS": "0"}, "DS_SYNC__POLL_SECS='0'"),
+    ],
+)
+def test_bad_mirror_settings_name_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], message: str
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError, match=re.escape(message)):
+        load_settings()

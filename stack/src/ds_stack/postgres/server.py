@@ -16,7 +16,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ds_stack.ports import LOOPBACK, free_port
@@ -26,6 +26,8 @@ from ds_stack.postgres._binaries import binary
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
+
+    import psycopg
 
 _READY_TIMEOUT_SECS = 30.0
 _STOP_TIMEOUT_SECS = 15.0
@@ -130,11 +132,13 @@ class EmbeddedPostgres:
         return self.url(name)
 
     def drop_database(self, name: str) -> None:
-        """Drop ``name``, disconnecting whoever is still connected to it."""
+        """Drop ``name``, disconnecting whoever is still connected to it and dropping its
+        logical replication slots (which would refuse the drop)."""
         import psycopg
         from psycopg import sql
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
+            _drop_slots(conn, name)
             statement = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
             conn.execute(statement.format(sql.Identifier(name)))
 
@@ -278,3 +282,27 @@ class EmbeddedPostgres:
         with contextlib.suppress(OSError):
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         return ""
+
+
+def _drop_slots(conn: psycopg.Connection[Any], database: str) -> None:
+    """Drop the database's replication slots; a slot in use is freed by ending its backend."""
+    import psycopg
+
+    deadline = time.monotonic() + _STOP_TIMEOUT_SECS
+    while True:
+        conn.execute(
+            "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+            "WHERE database = %s AND active_pid IS NOT NULL",
+            (database,),
+        )
+        try:
+            conn.execute(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                "WHERE database = %s",
+                (database,),
+            )
+            return
+        except psycopg.errors.ObjectInUse:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

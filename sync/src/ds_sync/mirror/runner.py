@@ -1,0 +1,281 @@
+"""One mirrored table: its feed's batches POSTed to ``pg-{table}``, exactly once.
+
+The loop: load the table's state; deliver a batch left in the outbox by
+an earlier process; then for each batch the feed gives, encode it, stage it
+(bodies and next position, one transaction), POST the bodies, commit (the
+position moves with the seq), and tell the feed. Whatever moment the
+process dies at, the next one finds either nothing staged (the feed
+resumes after the last committed batch) or the staged batch, which it
+sends again unchanged: the server keeps each body once, however the feed
+would cut its batches after the restart.
+
+A ``snapshot-start`` sent to a stream that already has messages is
+preceded by a ``reset``, so readers drop what they built from them.
+
+Errors: a table that can't be mirrored as it is (no primary key, missing,
+stream closed) is marked ``failed`` with the reason, logged once, and tried
+again every ``REFUSED_RETRY_SECS``; a fenced producer stops the table;
+anything else is retried with backoff from the stored state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import psycopg
+
+from ds_sync import failpoints
+from ds_sync.backoff import Backoff
+from ds_sync.mirror.catalog import table_shape
+from ds_sync.mirror.feed import FeedContext, feed_class
+from ds_sync.mirror.messages import bodies, encode_item
+from ds_sync.mirror.model import Control, TableRefused
+from ds_sync.mirror.producer import Fenced, ProducerLost, post, producer_id
+from ds_sync.server_api import ServerError
+
+if TYPE_CHECKING:
+    import httpx
+    from psycopg import AsyncConnection
+    from psycopg.rows import TupleRow
+
+    from ds_sync.metrics import TableMetrics
+    from ds_sync.mirror.feed import ChangeFeed
+    from ds_sync.mirror.model import FeedBatch, Item
+    from ds_sync.mirror.state import MirrorState, MirrorStore
+    from ds_sync.server_api import ServerApi
+    from ds_sync.settings import Settings
+    from ds_sync.table_names import TableName
+
+log = logging.getLogger("ds_sync.mirror")
+
+REFUSED_RETRY_SECS = 30.0
+# Failures in a row after which the table's row shows the error (it is still retried).
+FAILING_AFTER_ATTEMPTS = 5
+# Session settings of the table's own connection: values print as Electric prints them.
+SESSION_SETTINGS = (
+    "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, DMY'; SET IntervalStyle = 'iso_8601'; "
+    "SET bytea_output = 'hex'; SET extra_float_digits = 1"
+)
+LOCK_WAIT_LOG_SECS = 30.0
+
+
+class TableMirror:
+    """Runs one table's sync until cancelled."""
+
+    def __init__(
+        self,
+        table: TableName,
+        settings: Settings,
+        api: ServerApi,
+        http: httpx.AsyncClient,
+        store: MirrorStore,
+        metrics: TableMetrics,
+    ) -> None:
+        self.table = table
+        self._settings = settings
+        self._api = api
+        self._http = http
+        self._store = store
+        self._metrics = metrics
+        self._feed_name = settings.change_feed
+        self._stream_has_data = False
+        self._reported: str | None = None
+
+    async def run(self) -> None:
+        """Sync, recover, retry; returns only when the table is fenced off."""
+        backoff = Backoff(cap=30.0)
+        while True:
+            try:
+                await self._sync()
+            except TableRefused as exc:
+                await self._refused(str(exc))
+                await asyncio.sleep(REFUSED_RETRY_SECS)
+            except Fenced as exc:
+                self._metrics.state = "stopped"
+                detail = f"fenced: {exc}; another ds-sync mirrors this table now"
+                log.error("table %s: %s; stopped", self.table.text, detail)
+                await self._set_status("failed", detail)
+                return
+            except Exception as exc:  # the database, the server, the feed: retried
+                self._metrics.errors += 1
+                delay = backoff.next_delay()
+                problem = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+                log.warning("table %s: %s; retrying in %.2fs", self.table.text, problem, delay)
+                if backoff.attempts >= FAILING_AFTER_ATTEMPTS:
+                    # Still retried; the row says so until a batch goes through again.
+                    await self._set_status("failed", f"{problem} (retrying)")
+                await asyncio.sleep(delay)
+            else:
+                backoff.reset()
+
+    async def _sync(self) -> None:
+        async with await self._connect() as conn:
+            await self._lock(conn)
+            state = await self._store.load(
+                self.table, self._feed_name, producer_id(self.table.qualified)
+            )
+            shape = await table_shape(conn, self.table)
+            await self._ensure_stream()
+            try:
+                state = await self._recover(state)
+            except ProducerLost as exc:
+                await self._start_over(str(exc))
+                return
+            if state.feed != self._feed_name:
+                log.warning(
+                    "table %s: its feed was %s, now %s: syncing it from scratch",
+                    self.table.text,
+                    state.feed,
+                    self._feed_name,
+                )
+                state = await self._store.start_over(state, self._feed_name)
+            feed = feed_class(self._feed_name)(
+                FeedContext(self.table, shape, self._settings, conn, self._http, self._metrics)
+            )
+            try:
+                await self._follow(feed, state)
+            finally:
+                await feed.close()
+
+    async def _recover(self, state: MirrorState) -> MirrorState:
+        """Deliver the batch an earlier process staged, exactly as it was."""
+        if not state.outbox:
+            return state
+        log.info(
+            "table %s: sending again the %d bodies of the batch a stopped ds-sync left",
+            self.table.text,
+            len(state.outbox),
+        )
+        return await self._deliver(state, resent=True)
+
+    async def _follow(self, feed: ChangeFeed, state: MirrorState) -> None:
+        await feed.start(state.position)
+        self._reported = None
+        while True:
+            batch = await feed.next_batch()
+            if not batch.items:
+                state = await self._store.move(state, batch.position)
+            else:
+                messages = [encode_item(self.table.text, item) for item in self._items(batch)]
+                staged = await self._store.stage(
+                    state, bodies(messages, self._settings.post_max_bytes), batch.position
+                )
+                failpoints.reached("mirror.staged")
+                try:
+                    state = await self._deliver(staged, resent=False)
+                except ProducerLost as exc:
+                    await self._start_over(str(exc))
+                    return
+                self._count(batch)
+                failpoints.reached("mirror.committed")
+            await feed.delivered(batch.position)
+
+    def _items(self, batch: FeedBatch) -> list[Item]:
+        """The batch's items, a reset before a snapshot sent to a stream with messages."""
+        items: list[Item] = []
+        for item in batch.items:
+            if item is Control.SNAPSHOT_START:
+                if self._stream_has_data:
+                    items.append(Control.RESET)
+                self._metrics.state = "snapshot"
+            elif item is Control.SNAPSHOT_END:
+                self._metrics.state = "streaming"
+            items.append(item)
+        return items
+
+    async def _deliver(self, state: MirrorState, *, resent: bool) -> MirrorState:
+        for seq, body in state.outbox:
+            appended = await post(
+                self._api,
+                self.table.stream,
+                state.producer_id,
+                state.epoch,
+                seq,
+                body,
+                resent=resent,
+                metrics=self._metrics,
+            )
+            self._stream_has_data = self._stream_has_data or appended
+            failpoints.reached("mirror.posted-body")
+        failpoints.reached("mirror.posted")
+        return await self._store.commit(state)
+
+    async def _start_over(self, reason: str) -> None:
+        """A new epoch from seq 0, no position: the next start syncs the table from scratch."""
+        log.error("table %s: %s; syncing it again from scratch", self.table.text, reason)
+        self._metrics.resyncs += 1
+        state = await self._store.load(
+            self.table, self._feed_name, producer_id(self.table.qualified)
+        )
+        await self._store.start_over(state, self._feed_name)
+
+    def _count(self, batch: FeedBatch) -> None:
+        changes = sum(1 for item in batch.items if not isinstance(item, Control))
+        self._metrics.changes += changes
+        self._metrics.batches += 1
+        if batch.committed_at is not None:
+            self._metrics.lag_seconds = max(0.0, time.time() - batch.committed_at)
+
+    async def _ensure_stream(self) -> None:
+        """Create the stream when missing; learn whether it holds messages."""
+        stream = self.table.stream
+        try:
+            await self._api.ensure_json_stream(stream)
+        except ServerError as exc:
+            if exc.status == 409:
+                raise TableRefused(f"stream {stream} exists and is not a JSON stream") from None
+            raise
+        info = await self._api.head(stream)
+        if info is None:
+            raise ServerError(f"HEAD {stream}", 404, "created, then gone")
+        if info.closed:
+            raise TableRefused(f"stream {stream} is closed: nothing more can be appended")
+        self._stream_has_data = info.tail > 0
+
+    async def _connect(self) -> AsyncConnection[TupleRow]:
+        conn = await psycopg.AsyncConnection.connect(
+            self._settings.postgres_url,
+            autocommit=True,
+            application_name=f"ds-sync {self._settings.name} {self.table.text}"[:63],
+        )
+        await conn.execute(SESSION_SETTINGS)
+        return conn
+
+    async def _lock(self, conn: AsyncConnection[TupleRow]) -> None:
+        """One ds-sync per table: a session lock, waited for (a killed process's connection
+        holds it until Postgres notices, a moment later)."""
+        key = _lock_key(self.table.qualified)
+        logged = -LOCK_WAIT_LOG_SECS
+        started = time.monotonic()
+        while True:
+            cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))
+            row = await cursor.fetchone()
+            if row is not None and row[0]:
+                return
+            waited = time.monotonic() - started
+            if waited - logged >= LOCK_WAIT_LOG_SECS:
+                logged = waited
+                log.info("table %s: another ds-sync holds it; waiting", self.table.text)
+            await asyncio.sleep(0.2)
+
+    async def _refused(self, detail: str) -> None:
+        self._metrics.state = "refused"
+        if detail != self._reported:
+            self._reported = detail
+            log.error("table %s is not mirrored: %s", self.table.text, detail)
+        await self._set_status("failed", detail)
+
+    async def _set_status(self, status: str, detail: str | None) -> None:
+        with contextlib.suppress(psycopg.Error):
+            await self._store.set_status(self.table.qualified, status, detail)
+
+
+def _lock_key(table: str) -> int:
+    """pg_advisory_lock key of a table's mirror: a stable 63-bit number."""
+    digest = hashlib.sha256(f"ds-sync mirror {table}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1

@@ -1,0 +1,198 @@
+"""Test support for the Postgres → stream direction: reading pg-{table}, materialising it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import msgspec
+import psycopg
+from sync_support import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_decode = msgspec.json.Decoder()
+
+
+def delete_stream(server_url: str, stream: str) -> None:
+    """Remove a pg-{table} stream an earlier test left on the shared server."""
+    response = httpx.delete(f"{server_url}/v1/stream/{stream}")
+    assert response.status_code in (204, 404), response.text
+
+
+def read_raw(server_url: str, stream: str) -> list[bytes]:
+    """Every message of a top-level JSON stream, as stored (empty when there is no stream)."""
+    from ds_client._json import split_arrays
+
+    found: list[bytes] = []
+    offset = "-1"
+    with httpx.Client(timeout=30) as http:
+        while True:
+            response = http.get(f"{server_url}/v1/stream/{stream}", params={"offset": offset})
+            if response.status_code == 404:
+                return found
+            assert response.status_code == 200, response.text
+            found += split_arrays(response.content)
+            offset = response.headers["Stream-Next-Offset"]
+            if response.headers.get("Stream-Up-To-Date") == "true":
+                return found
+
+
+def read_messages(server_url: str, stream: str) -> list[dict[str, Any]]:
+    return [_decode.decode(raw) for raw in read_raw(server_url, stream)]
+
+
+def controls(messages: list[dict[str, Any]]) -> list[str]:
+    return [m["headers"]["control"] for m in messages if "control" in m.get("headers", {})]
+
+
+def changes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if "control" not in m.get("headers", {})]
+
+
+def materialise(messages: list[dict[str, Any]], type_name: str) -> dict[str, Any]:
+    """The State Protocol's materialisation of one type: key → value (reset clears)."""
+    state: dict[str, Any] = {}
+    for message in messages:
+        headers = message.get("headers", {})
+        if headers.get("control") == "reset":
+            state.clear()
+            continue
+        if "control" in headers or message.get("type") != type_name:
+            continue
+        if headers["operation"] in ("insert", "update"):
+            state[message["key"]] = message["value"]
+        elif headers["operation"] == "delete":
+            state.pop(message["key"], None)
+        else:
+            raise AssertionError(f"unknown operation in {message}")
+    return state
+
+
+def duplicates(messages: list[dict[str, Any]]) -> int:
+    """Change messages seen more than once between two resets (txid + key + operation + value)."""
+    doubled = 0
+    seen: Counter[bytes] = Counter()
+    for message in messages:
+        headers = message.get("headers", {})
+        if headers.get("control") == "reset":
+            seen.clear()
+            continue
+        if "control" in headers:
+            continue
+        identity = msgspec.json.encode(
+            [headers.get("txid"), message["key"], headers["operation"], message.get("value")],
+            order="sorted",
+        )
+        seen[identity] += 1
+        doubled += seen[identity] > 1
+    return doubled
+
+
+def items_rows(postgres_url: str) -> dict[str, dict[str, Any]]:
+    """SELECT * FROM items as sessions.md §4 maps it, computed here independently."""
+    with psycopg.connect(postgres_url) as conn:
+        rows = conn.execute("SELECT id, title, body, created_at FROM items").fetchall()
+    return {
+        str(id_): {
+            "id": id_,
+            "title": title,
+            "body": body,
+            "created_at": None if created is None else created.astimezone(UTC).isoformat(),
+        }
+        for id_, title, body, created in rows
+    }
+
+
+def normalised_items(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Materialised items with created_at parsed and written as isoformat (for comparison)."""
+    found = {}
+    for key, value in state.items():
+        created = value["created_at"]
+        if created is not None:
+            created = datetime.fromisoformat(created).astimezone(UTC).isoformat()
+        found[key] = {**value, "created_at": created}
+    return found
+
+
+def mirror_row(postgres_url: str, table: str) -> dict[str, Any] | None:
+    with psycopg.connect(postgres_url) as conn:
+        row = conn.execute(
+            "SELECT status, detail, next_seq, producer_epoch, position::text, "
+            "pending_position IS NOT NULL FROM sync_mirrors WHERE table_name = %s",
+            (table,),
+        ).fetchone()
+    if row is None:
+        return None
+    keys = ("status", "detail", "next_seq", "epoch", "position", "pending")
+    return dict(zip(keys, row, strict=True))
+
+
+class ElectricFake:
+    """``electric_fake.py`` as a process of its own (a stand-in for Electric: see its docstring)."""
+
+    def __init__(self, port: int, *args: str) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.args = args
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, *args: str) -> None:
+        script = Path(__file__).resolve().parent / "electric_fake.py"
+        command = [sys.executable, str(script), "--port", str(self.port), *(args or self.args)]
+        self.log_path = Path(tempfile.gettempdir()) / f"electric-fake-{self.port}.log"
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=log)
+        wait_until(self._answers, timeout=20, what="the Electric stand-in")
+
+    def _answers(self) -> bool:
+        try:
+            httpx.get(f"{self.url}/_fake/none", timeout=1)
+        except httpx.TransportError:
+            return False
+        return True
+
+    def get(self, path: str) -> Any:
+        return httpx.get(f"{self.url}{path}", timeout=10).json()
+
+    def post(self, path: str, body: Any) -> Any:
+        return httpx.post(f"{self.url}{path}", json=body, timeout=10).json()
+
+    def kill(self) -> None:
+        """SIGKILL: open connections drop, as when Electric's host dies."""
+        process, self.process = self.process, None
+        if process is not None:
+            process.kill()
+            process.wait()
+
+
+def wait_for_stream(
+    server_url: str,
+    stream: str,
+    check: Callable[[list[dict[str, Any]]], bool],
+    timeout: float = 30.0,
+    what: str = "the stream",
+) -> list[dict[str, Any]]:
+    """The stream's messages once ``check`` passes on them; read only when its tail moved
+    (a HEAD a tenth of a second otherwise), so waiting costs the writers little CPU."""
+    deadline = time.monotonic() + timeout
+    read_at: str | None = None
+    while True:
+        response = httpx.head(f"{server_url}/v1/stream/{stream}", timeout=10)
+        tail = response.headers.get("Stream-Next-Offset")
+        if tail != read_at:
+            read_at = tail
+            messages = read_messages(server_url, stream)
+            if check(messages):
+                return messages
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
