@@ -17,7 +17,7 @@ import uvicorn  # noqa: E402
 from ds_server import build  # noqa: E402
 from ds_server.app import asgi_app, create_app  # noqa: E402
 from ds_server.freed_memory import keep_freed_memory  # noqa: E402
-from ds_server.http_protocol import LeanHttpToolsProtocol  # noqa: E402
+from ds_server.http_protocol import ConnectionLimits, LeanHttpToolsProtocol  # noqa: E402
 from ds_server.settings import SettingsError, load_settings  # noqa: E402
 
 
@@ -44,7 +44,12 @@ def main(argv: list[str] | None = None) -> None:
         host=host,
         port=port,
         loop="uvloop",
-        http=LeanHttpToolsProtocol,
+        http=LeanHttpToolsProtocol.with_limits(
+            ConnectionLimits(
+                request_head_secs=settings.server.request_headers_timeout_secs,
+                stalled_reader_secs=settings.server.stalled_reader_timeout_secs,
+            )
+        ),
         lifespan="on",
         # No WebSocket routes: don't load a WebSocket library (~0.5 MiB of RSS).
         ws="none",

@@ -22,6 +22,13 @@ class ServerSection(BaseModel):
     sse_reconnect_interval_secs: float = Field(default=60.0, ge=0)
     # An idle SSE connection gets a comment line this often, so proxies keep it open.
     sse_keepalive_secs: float = Field(default=15.0, gt=0)
+    # A client that takes none of its response for this long (its TCP window
+    # stays closed) is disconnected; SSE and long-poll clients resume from
+    # their last offset. See docs/server.md, "Slow readers".
+    stalled_reader_timeout_secs: float = Field(default=30.0, gt=0)
+    # A request head (request line and headers) must arrive within this long
+    # of its first byte, or of the connection opening; slower ones get 408.
+    request_headers_timeout_secs: float = Field(default=10.0, gt=0)
     # Largest body a single catch-up read returns; clients page with Stream-Next-Offset.
     read_chunk_bytes: int = Field(default=1024 * 1024, ge=1024)
     # Freed memory kept for reuse by later requests, released every 10 s

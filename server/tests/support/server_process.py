@@ -68,6 +68,11 @@ class ServerProcess:
             time.sleep(0.05)
         raise RuntimeError(f"ds-server not ready after {_READY_TIMEOUT_SECS}s")
 
+    @property
+    def pid(self) -> int:
+        assert self._process is not None, "the server is not running"
+        return self._process.pid
+
     def kill(self) -> None:
         """SIGKILL, as a crash would."""
         if self._process is not None:

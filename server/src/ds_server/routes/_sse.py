@@ -80,9 +80,14 @@ async def sse_events(
                             )
                         break
                 member = None
-                send = slot.send if slot is not None and cursor is None else None
-                if send is not None and result.up_to_date:
-                    member = join_tail(ctx, name, base64_encoded, position, tail_frame, send, idle)
+                if slot is not None and cursor is None and result.up_to_date:
+                    send, connection = slot.send, slot.connection
+                    # Only a connection that says when it would block can join:
+                    # the group must never wait for one client.
+                    if send is not None and connection is not None:
+                        member = join_tail(
+                            ctx, name, base64_encoded, position, tail_frame, send, connection, idle
+                        )
                 if member is None:
                     woke = await idle.wait(changed)
                 else:

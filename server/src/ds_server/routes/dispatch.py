@@ -12,6 +12,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, cast
 
+from ds_server.connection import connection_of
 from ds_server.errors import describe
 from ds_server.middleware import SECURITY_HEADERS
 from ds_server.protocol import headers as h
@@ -89,7 +90,7 @@ class StreamDispatcher:
         if reply.stream is None:
             await send({"type": "http.response.body", "body": reply.body, "more_body": False})
         else:
-            await _stream_until_disconnect(reply, receive, send)
+            await _stream_until_disconnect(reply, http_scope, receive, send)
 
     async def _in_bucket(self, route: tuple[str, str]) -> str:
         bucket, stream = route
@@ -128,16 +129,24 @@ def _route(path: str, method: str) -> tuple[str, str] | str | None:
     return None
 
 
-async def _stream_until_disconnect(reply: Reply, receive: Receive, send: Send) -> None:
+async def _stream_until_disconnect(
+    reply: Reply, scope: HTTPScope, receive: Receive, send: Send
+) -> None:
     """Send the body stream until it ends or the client goes away, whichever is first."""
     stream = reply.stream
     assert stream is not None
+    connection = connection_of(scope)
     if reply.send_slot is not None:
         reply.send_slot.send = send
+        reply.send_slot.connection = connection
 
     async def pump() -> None:
         async for chunk in stream:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if connection is not None and connection.lost:
+                # Sends to a lost connection return at once; without this a
+                # reader far behind would be read and framed to its end for nobody.
+                return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def watch() -> None:
