@@ -88,6 +88,11 @@ class ChildProcess:
         """The exit code, or None while running."""
         return None if self._process is None else self._process.poll()
 
+    @property
+    def pid(self) -> int | None:
+        """The running process's id (None when it isn't running)."""
+        return None if self._process is None else self._process.pid
+
     def stop(self) -> None:
         """SIGTERM, then SIGKILL if it does not exit in time."""
         process, self._process = self._process, None

@@ -6,6 +6,7 @@ import argparse
 import gc
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 # ds-server never reloads its code, and uvicorn imports its file watcher
 # (watchfiles, ~0.8 MiB resident) only to offer --reload; with the module
@@ -19,6 +20,11 @@ from ds_server.app import asgi_app, create_app  # noqa: E402
 from ds_server.freed_memory import keep_freed_memory  # noqa: E402
 from ds_server.http_protocol import ConnectionLimits, LeanHttpToolsProtocol  # noqa: E402
 from ds_server.settings import SettingsError, load_settings  # noqa: E402
+
+if TYPE_CHECKING:
+    from litestar.types import ASGIApp
+
+    from ds_server.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -39,8 +45,18 @@ def main(argv: list[str] | None = None) -> None:
     port = settings.server.port if args.port is None else args.port
     logging.getLogger("ds_server").info("%s", described)
     app = create_app(settings)
-    config = uvicorn.Config(
-        asgi_app(app),
+    config = uvicorn_config(asgi_app(app), settings, host, port, args.log_level)
+    _tune_gc()
+    keep_freed_memory(settings.server.keep_freed_memory_bytes)
+    uvicorn.Server(config).run()
+
+
+def uvicorn_config(
+    app: ASGIApp, settings: Settings, host: str, port: int, log_level: str
+) -> uvicorn.Config:
+    """How ``ds-server`` runs ``app`` on uvicorn (tests that wrap the app use it too)."""
+    return uvicorn.Config(
+        app,
         host=host,
         port=port,
         loop="uvloop",
@@ -53,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
         lifespan="on",
         # No WebSocket routes: don't load a WebSocket library (~0.5 MiB of RSS).
         ws="none",
-        log_level=args.log_level,
+        log_level=log_level,
         access_log=False,
         server_header=False,
         # Nothing here reads the client address; the gateway forwards identity
@@ -62,9 +78,6 @@ def main(argv: list[str] | None = None) -> None:
         # SSE and long-poll connections end on their own; don't wait long for them.
         timeout_graceful_shutdown=2,
     )
-    _tune_gc()
-    keep_freed_memory(settings.server.keep_freed_memory_bytes)
-    uvicorn.Server(config).run()
 
 
 def _tune_gc() -> None:

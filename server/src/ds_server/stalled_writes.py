@@ -17,8 +17,11 @@ buffer (up to 4 MiB on Linux) has room for a good part of it again.
 from __future__ import annotations
 
 import array
+import contextlib
 import fcntl
 import logging
+import socket
+import struct
 import termios
 from typing import TYPE_CHECKING
 
@@ -64,13 +67,26 @@ class StallWatch:
             self._backlog = backlog
             self._timer = self._loop.call_later(self._seconds, self._check)
             return
-        log.debug("closing a connection whose client took nothing for %.0f s", self._seconds)
-        # abort, not close: close would wait for the unsent data to leave first.
-        self._transport.abort()
+        log.debug("resetting a connection whose client took nothing for %.0f s", self._seconds)
+        _reset(self._transport)
 
     def _unsent(self) -> int:
         """Bytes written but not yet acknowledged by the client: ours, and the kernel's."""
         return self._transport.get_write_buffer_size() + _kernel_unacknowledged(self._transport)
+
+
+def _reset(transport: asyncio.Transport) -> None:
+    """Close with a TCP reset: drop what waits to be sent, in the kernel too.
+
+    A plain close (even the transport's abort) leaves the unsent bytes in the
+    kernel, queued ahead of the FIN, for as long as the peer keeps its window
+    shut; a proxy in front that stopped reading never even learns of it.
+    """
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
 
 
 def _kernel_unacknowledged(transport: asyncio.Transport) -> int:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from support.raw_readers import SMALL_RCVBUF, LongPollReader
 
 if TYPE_CHECKING:
-    from conftest import Server
+    from live_servers import Server
 
 HOST = "127.0.0.1"
 APPEND = 256 * 1024

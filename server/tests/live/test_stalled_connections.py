@@ -13,13 +13,13 @@ import time
 from typing import TYPE_CHECKING
 
 import psutil
-from conftest import STALL_TIMEOUT_SECS
+from live_servers import STALL_TIMEOUT_SECS
 from support.raw_readers import SMALL_RCVBUF, SseReader, open_socket, request_head
 
 if TYPE_CHECKING:
     import socket
 
-    from conftest import Server
+    from live_servers import Server
 
 HOST = "127.0.0.1"
 APPEND = 1024 * 1024

@@ -32,6 +32,15 @@ def open_socket(host: str, port: int, rcvbuf: int | None = None) -> socket.socke
     return sock
 
 
+def peer_closed(sock: socket.socket) -> bool:
+    """Whether the other side closed or reset the connection, found without reading from it."""
+    state = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
+    return state != _TCP_ESTABLISHED
+
+
+_TCP_ESTABLISHED = 1  # tcpi_state, the first byte of Linux's struct tcp_info
+
+
 def request_head(path: str, host: str, headers: dict[str, str] | None = None) -> bytes:
     lines = [f"GET {path} HTTP/1.1", f"Host: {host}"]
     lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
@@ -107,6 +116,7 @@ class SseReader:
         self.payload = bytearray()
         self.next_offset = offset
         self.status: int | None = None
+        self.opened = threading.Event()  # the response head arrived
         self.closed = threading.Event()  # the server ended the response or the connection
         self.error: BaseException | None = None
         self._raw = bytearray()
@@ -162,6 +172,7 @@ class SseReader:
             if head is None:
                 return
             self.status, headers = head
+            self.opened.set()
             if self.status != 200:
                 raise ResponseError(f"SSE answered {self.status}")
             self._base64 = headers.get("stream-sse-data-encoding") == "base64"
