@@ -158,6 +158,9 @@ class _Writable:
     write_blocked = False
     lost = False
 
+    def on_lost(self, callback: Callable[[], None] | None) -> None:
+        """Never lost: nothing to call."""
+
 
 def bare_asgi_rate(seconds: int = 8) -> float:
     """POSTs/s of :func:`bare_app` on uvicorn configured as ``ds-server`` configures it."""

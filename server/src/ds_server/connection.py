@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 CONNECTION = "ds.connection"
 
@@ -28,6 +28,13 @@ class Connection(Protocol):
     @property
     def lost(self) -> bool:
         """The connection is closed or closing: nothing written now will arrive."""
+        ...
+
+    def on_lost(self, callback: Callable[[], None] | None) -> None:
+        """Call ``callback`` once when the connection is lost (at once if it is).
+
+        One at a time, for the response in progress; ``None`` forgets it.
+        """
         ...
 
 

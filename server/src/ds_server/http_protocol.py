@@ -30,8 +30,6 @@ so a writer serving many clients can skip one that would make it wait.
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 from urllib.parse import unquote
@@ -41,10 +39,15 @@ from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavai
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from ds_server.connection import CONNECTION
+from ds_server.connection_events import LeanFlowControl, Signal
 from ds_server.response_head import response_head
 from ds_server.stalled_writes import StallWatch
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections import deque
+    from collections.abc import Callable
+
     from uvicorn._types import ASGI3Application, ASGISendEvent, HTTPScope
 
 # A request head larger than this is refused with 431 (Envoy's default
@@ -74,6 +77,7 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
     _head_bytes = 0
     _head_started = False
     _stall_watch: StallWatch | None = None
+    _lost_callback: Callable[[], None] | None = None
     _ready: deque[tuple[RequestResponseCycle, ASGI3Application]]
     _worker: asyncio.Task[None] | None = None
     _waiting: asyncio.Future[None] | None = None
@@ -87,7 +91,9 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._ready = deque()
+        self.flow = LeanFlowControl(transport)
+        # uvicorn's own queue of pipelined requests, which this class replaces.
+        self._ready = self.pipeline
         # The parts of the scope that are the same for every request on this connection.
         self._scope_template = {
             "type": "http",
@@ -117,6 +123,12 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
     @property
     def lost(self) -> bool:
         return self.transport.is_closing()
+
+    def on_lost(self, callback: Callable[[], None] | None) -> None:
+        if callback is not None and self._lost:
+            callback()
+            return
+        self._lost_callback = callback
 
     def on_message_begin(self) -> None:
         self.url = b""
@@ -228,6 +240,9 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
         self._lost = True
         if self._stall_watch is not None:
             self._stall_watch.resumed()
+        callback, self._lost_callback = self._lost_callback, None
+        if callback is not None:
+            callback()
         if self._waiting is not None:
             self._waiting.set_result(None)
             self._waiting = None
@@ -340,7 +355,7 @@ class LeanCycle(RequestResponseCycle):
         self.access_logger = protocol.access_logger
         self.access_log = protocol.access_log
         self.default_headers = protocol.server_state.default_headers
-        self.message_event = asyncio.Event()
+        self.message_event = Signal()  # type: ignore[assignment]
         self.on_response = protocol.on_response_complete
         self.disconnected = False
         self.keep_alive = keep_alive

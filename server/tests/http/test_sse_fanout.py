@@ -9,6 +9,7 @@ over real sockets are in ``server/tests/live``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -62,9 +63,8 @@ class Served:
         return sum(len(group._members) for group in self.ctx.sse_groups.values())
 
 
-@pytest.fixture
-async def app(settings_factory: Callable[..., Settings]) -> AsyncIterator[Served]:
-    settings = settings_factory(server=ServerSection(sse_reconnect_interval_secs=0))
+@contextlib.asynccontextmanager
+async def _running(settings: Settings) -> AsyncIterator[Served]:
     served = Served(create_app(settings))
     started = asyncio.Event()
     events: asyncio.Queue[Message] = asyncio.Queue()
@@ -77,8 +77,25 @@ async def app(settings_factory: Callable[..., Settings]) -> AsyncIterator[Served
     scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
     lifespan = asyncio.ensure_future(served(scope, events.get, lifespan_send))
     await started.wait()
-    yield served
-    lifespan.cancel()
+    try:
+        yield served
+    finally:
+        lifespan.cancel()
+
+
+@pytest.fixture
+async def app(settings_factory: Callable[..., Settings]) -> AsyncIterator[Served]:
+    settings = settings_factory(server=ServerSection(sse_reconnect_interval_secs=0))
+    async with _running(settings) as served:
+        yield served
+
+
+@pytest.fixture
+async def small_reads(settings_factory: Callable[..., Settings]) -> AsyncIterator[Served]:
+    """Reads of 1 KiB at most, so a reader behind catches up frame by frame."""
+    server = ServerSection(sse_reconnect_interval_secs=0, read_chunk_bytes=1024)
+    async with _running(settings_factory(server=server)) as served:
+        yield served
 
 
 async def _call(
@@ -111,7 +128,9 @@ class Reader:
         self.stalled = False
         self.gone = asyncio.Event()
         self.sends_while_stalled = 0
+        self.sends_after_gone = 0
         self._drained = asyncio.Event()
+        self._on_lost: Callable[[], None] | None = None
 
     @property
     def write_blocked(self) -> bool:
@@ -120,6 +139,12 @@ class Reader:
     @property
     def lost(self) -> bool:
         return self.gone.is_set()
+
+    def on_lost(self, callback: Callable[[], None] | None) -> None:
+        if callback is not None and self.lost:
+            callback()
+        else:
+            self._on_lost = callback
 
     def stall(self) -> None:
         self.stalled = True
@@ -132,6 +157,9 @@ class Reader:
     def disconnect(self) -> None:
         self.gone.set()
         self._drained.set()
+        callback, self._on_lost = self._on_lost, None
+        if callback is not None:
+            callback()
 
     def scope(self) -> Message:
         scope = _scope("GET", b"offset=-1&live=sse")
@@ -139,6 +167,8 @@ class Reader:
         return scope
 
     async def send(self, message: Message) -> None:
+        if self.gone.is_set():
+            self.sends_after_gone += 1
         if self.stalled:
             self.sends_while_stalled += 1
             await self._drained.wait()  # a paused transport, until it drains
@@ -254,3 +284,27 @@ async def test_readers_that_disconnect_leave_the_group(app: Served) -> None:
     assert all(r.data() == "x" for r in readers[5:])
     assert all(r.data() == "" for r in readers[:5])
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_reader_far_behind_that_goes_away_is_not_read_to_the_end(
+    small_reads: Served,
+) -> None:
+    app = small_reads
+    await _call(app, "PUT")
+    for seq in range(40):  # 40 KiB: 40 frames of 1 KiB
+        await _call(app, "POST", bytes([65 + seq % 26]) * 1024)
+    reader = Reader()
+    frames = 0
+
+    async def send(message: Message) -> None:
+        nonlocal frames
+        await Reader.send(reader, message)
+        if message.get("body"):
+            frames += 1
+            if frames == 3:
+                reader.disconnect()  # the client goes away while far behind
+
+    task = asyncio.ensure_future(app(reader.scope(), reader.receive, send))
+    await asyncio.wait_for(task, 5)
+    # Before, every remaining frame was read, framed and sent into the void.
+    assert reader.sends_after_gone <= 1

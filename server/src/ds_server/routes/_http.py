@@ -82,7 +82,9 @@ class SendSlot:
 
     An SSE body hands them to the stream's fan-out group, which then writes
     to this client directly while the body itself sleeps, as long as the
-    connection takes each write at once.
+    connection takes each write at once. A body given a connection here
+    ends by itself once the connection is lost, so the dispatcher needs no
+    task of its own to watch for the client leaving.
     """
 
     __slots__ = ("connection", "send")

@@ -48,6 +48,11 @@ async def sse_events(
     # The change that was current when ``result`` was read: while it has not
     # fired, the stream is as that read saw it.
     read_at: Change | None = None
+    # Where the server tells, the reader ends as soon as its client is gone
+    # (SendSlot: the dispatcher then watches for nothing itself).
+    connection = slot.connection if slot is not None else None
+    if connection is not None:
+        connection.on_lost(idle.end)
     try:
         while True:
             yield frame
@@ -107,6 +112,8 @@ async def sse_events(
                     yield KEEPALIVE
                     idle.active()
     finally:
+        if connection is not None:
+            connection.on_lost(None)
         idle.close()
 
 
