@@ -110,6 +110,12 @@ bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag and events/s; Po
 	@$(PY) -m compileall -q -j 0 sync/src bench/src > /dev/null || true
 	$(VENV)/bin/ds-bench sync $(BENCH_SYNC_ARGS)
 
+# `make bench-spark BENCH_SPARK_ARGS="--sizes 100000"` for a short run.
+BENCH_SPARK_ARGS ?=
+
+bench-spark: $(VENV)/.synced ## Spark analytics wall time and driver memory at 100k/1M/5M events, beside pandas
+	SPARK_LOCAL_IP=127.0.0.1 $(PY) -m ds_spark.bench.run --update-docs $(BENCH_SPARK_ARGS)
+
 fmt: $(VENV)/.synced ## Format and auto-fix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .

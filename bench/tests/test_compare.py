@@ -6,7 +6,7 @@ from ds_bench.compare import SCENARIOS, select
 
 def test_select_keeps_canonical_order_and_expands_aliases() -> None:
     assert [s.name for s in select("post,rtt")] == ["rtt", "post"]
-    assert [s.name for s in select("memory")] == ["mem-sse", "mem-streams"]
+    assert [s.name for s in select("memory")] == ["mem-sse", "mem-gateway", "mem-streams"]
     assert [s.name for s in select("all")] == list(SCENARIOS)
 
 

@@ -50,6 +50,17 @@ def test_row_ratio_and_targets() -> None:
     assert Row("s", RATE, [], [1.0]).met is None
 
 
+def test_a_figure_not_compared_with_node_has_only_its_bound() -> None:
+    within = Metric("r", "ratio", "ratio", "latency", absolute_max=1.10, versus_node=False)
+    assert Row("s", within, [1.05], [0.5]).ratio is None
+    assert Row("s", within, [1.05], [0.5]).met is True
+    assert Row("s", within, [1.2], [3.0]).met is False
+    assert Row("s", within, [1.05], [0.5]).target == "≤ 1.1"
+    shown = Metric("e", "envoy", "KiB", "memory", versus_node=False)
+    assert Row("s", shown, [40.0], [41.0]).met is None
+    assert Row("s", shown, [40.0], [41.0]).target == "—"
+
+
 def test_summarize_and_tables() -> None:
     runs = [
         _run("ds", 0, 100.0, 10.0),

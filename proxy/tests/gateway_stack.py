@@ -24,12 +24,15 @@ REQUEST_ID = "X-Test-Request"
 # Live reads end quickly so streaming tests can watch several reconnect cycles.
 SSE_RECONNECT_SECS = 1
 LONG_POLL_SECS = 1
+STALLED_READER_SECS = 3
 SERVER_ENV = {
     "DS_STORAGE__MODE": "memory",
     "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": str(SSE_RECONNECT_SECS),
     "DS_SERVER__LONG_POLL_TIMEOUT_SECS": str(LONG_POLL_SECS),
     "DS_LIMITS__MAX_STREAM_BYTES": str(64 * 1024 * 1024),
     "DS_LIMITS__MAX_MEMORY_BYTES": str(512 * 1024 * 1024),
+    # Short, so tests can watch a stalled reader be disconnected.
+    "DS_SERVER__STALLED_READER_TIMEOUT_SECS": str(STALLED_READER_SECS),
 }
 
 
@@ -64,7 +67,7 @@ class Seen:
 class GatewayStack:
     """Start both processes; ``url`` is Envoy's; ``seen()`` reads the server's record."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, server_env: dict[str, str] | None = None) -> None:
         self.listen_port = processes.free_port()
         self.server_port = processes.free_port()
         self.admin_port = processes.free_port()
@@ -78,6 +81,7 @@ class GatewayStack:
             self.server_port,
             env={
                 **SERVER_ENV,
+                **(server_env or {}),
                 "DS_TEST_RECORD_FILE": str(self.record),
                 "DS_TEST_TOUCH_FILE": str(self.touch_record),
             },

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 from ds_server.app import asgi_app, create_app
+from ds_server.cli import uvicorn_config
 from ds_server.live import LiveNotifier
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
@@ -66,20 +67,8 @@ def main() -> None:
         asgi_app(create_app(settings, store=store)),
         os.environ["DS_TEST_RECORD_FILE"],
     )  # type: ignore[arg-type]
-    uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=settings.server.host,
-            port=settings.server.port,
-            loop="uvloop",
-            http="httptools",
-            lifespan="on",
-            log_level="warning",
-            access_log=False,
-            server_header=False,
-            timeout_graceful_shutdown=2,
-        )
-    ).run()
+    config = uvicorn_config(app, settings, settings.server.host, settings.server.port, "warning")
+    uvicorn.Server(config).run()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ds_bench import _machine, catchup, durable, fanout, large, memory, rtt, throughput
+from ds_bench import (
+    _machine,
+    catchup,
+    durable,
+    fanout,
+    large,
+    memory,
+    memory_gateway,
+    rtt,
+    slow_fanout,
+    throughput,
+)
 from ds_bench.model import IMPL_LABELS
 from ds_bench.servers import DsServer, NodeServer
 
@@ -29,15 +40,17 @@ SCENARIOS: dict[str, Scenario] = {
         throughput.POST,
         large.SCENARIO,
         fanout.SCENARIO,
+        slow_fanout.SCENARIO,
         catchup.SCENARIO,
         memory.SSE,
+        memory_gateway.SCENARIO,
         memory.STREAMS,
         durable.SCENARIO,
     )
 }
 ALIASES: dict[str, tuple[str, ...]] = {
     "all": tuple(SCENARIOS),
-    "memory": ("mem-sse", "mem-streams"),
+    "memory": ("mem-sse", "mem-gateway", "mem-streams"),
     "throughput": ("client", "post"),
 }
 

@@ -91,15 +91,16 @@ def run(server: ServerProcess, impl: Impl, options: Options) -> Sample:
     patience = p.messages / p.rate + 60
     subscribers = open_subscribers(url, p.subscribers, p.processes, p.messages, patience)
     try:
-        return _deliver(server, p, url, subscribers, before)
+        return deliver(server, p, url, subscribers, before)
     finally:
         for proc in subscribers:
             proc.abandon()
 
 
-def _deliver(
+def deliver(
     server: ServerProcess, p: FanoutPlan, url: str, subscribers: list[Generator], before: float
 ) -> Sample:
+    """Run the writer against ``subscribers``; every delivery timed, none may be missing."""
     writer = Generator(
         node_argv(
             "sse-fanout.mjs",

@@ -28,6 +28,10 @@ class Metric:
     kind: Kind
     # An absolute bound besides the ratio target (e.g. fan-out p99 < 50 ms).
     absolute_max: float | None = None
+    # False for figures that are not a contest with the reference: a ratio of
+    # two phases of one run, or what the gateway in front uses. Their only
+    # target is ``absolute_max`` (at most), if any.
+    versus_node: bool = True
 
     @property
     def higher_is_better(self) -> bool:

@@ -130,7 +130,11 @@ async def _fanout_cost(app: Any, readers: int, post: Message, body: Any, discard
         await never.wait()
         return {"type": "http.disconnect"}
 
+    from ds_server.connection import CONNECTION
+
     sse = _scope("GET", "/v1/stream/probe", b"offset=now&live=sse")
+    # As ds-server's HTTP protocol does, so the readers join the stream's fan-out group.
+    sse["extensions"] = {CONNECTION: _Writable()}
     tasks = [asyncio.ensure_future(app(sse, stay_connected, reader_send)) for _ in range(readers)]
     await all_in.wait()  # every reader's first frame (the control event)
     timings = []
@@ -146,6 +150,16 @@ async def _fanout_cost(app: Any, readers: int, post: Message, body: Any, discard
     await asyncio.gather(*tasks, return_exceptions=True)
     timings.sort()
     return timings[len(timings) // 2] / readers * 1e6
+
+
+class _Writable:
+    """A connection that takes every write at once (ds_server.connection.Connection)."""
+
+    write_blocked = False
+    lost = False
+
+    def on_lost(self, callback: Callable[[], None] | None) -> None:
+        """Never lost: nothing to call."""
 
 
 def bare_asgi_rate(seconds: int = 8) -> float:

@@ -40,29 +40,36 @@ class Row:
 
     @property
     def ratio(self) -> float | None:
-        """ds-server / Node, of the medians."""
+        """ds-server / Node, of the medians (None for figures not compared with Node)."""
         ds, node = self.ds_median, self.node_median
-        if ds is None or node is None or node == 0:
+        if ds is None or node is None or node == 0 or not self.metric.versus_node:
             return None
         return ds / node
 
     @property
     def met(self) -> bool | None:
         """Whether the target holds: >= 1 for throughput, <= 1 otherwise (and any bound)."""
+        bound = self.metric.absolute_max
+        if not self.metric.versus_node:
+            if bound is None or self.ds_median is None:
+                return None
+            return self.ds_median <= bound
         ratio = self.ratio
         if ratio is None:
             return None
         ok = ratio >= 1.0 if self.metric.higher_is_better else ratio <= 1.0
-        bound = self.metric.absolute_max
         if bound is not None and self.ds_median is not None:
             ok = ok and self.ds_median < bound
         return ok
 
     @property
     def target(self) -> str:
+        bound = self.metric.absolute_max
+        if not self.metric.versus_node:
+            return "—" if bound is None else f"≤ {bound:g}"
         text = f"≥ 1.0{TIMES}" if self.metric.higher_is_better else f"≤ 1.0{TIMES}"
-        if self.metric.absolute_max is not None:
-            text += f", < {self.metric.absolute_max:g} {self.metric.unit}"
+        if bound is not None:
+            text += f", < {bound:g} {self.metric.unit}"
         return text
 
 

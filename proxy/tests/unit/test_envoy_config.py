@@ -41,6 +41,66 @@ def test_streaming_timeouts(config: ec.Config) -> None:
     assert [seconds(route["route"]["timeout"]) for route in routes] == [0] * len(routes)
 
 
+# ds-server's keep-alive timeout (uvicorn's default) and its head limit.
+SERVER_KEEP_ALIVE_SECS = 5
+SERVER_MAX_HEAD_KIB = 64
+
+
+@BOTH
+def test_slow_clients_are_bounded(config: ec.Config) -> None:
+    hcm = ec.http_connection_manager(config)
+    assert 0 < seconds(hcm["request_headers_timeout"]) <= 30
+    assert hcm["max_request_headers_kb"] <= SERVER_MAX_HEAD_KIB
+    assert 0 < seconds(hcm["common_http_protocol_options"]["idle_timeout"]) <= 600
+    h2 = hcm["http2_protocol_options"]
+    assert h2["max_concurrent_streams"] <= 100
+    assert h2["initial_stream_window_size"] <= 65536
+    assert h2["initial_connection_window_size"] <= 1024 * 1024
+    # A client (or the server) that stops reading holds 32 KiB in Envoy, not what is sent.
+    assert ec.listener(config)["per_connection_buffer_limit_bytes"] == 32768
+    upstream = ec.cluster(config, ec.UPSTREAM_CLUSTER)
+    assert upstream["per_connection_buffer_limit_bytes"] == 32768
+
+
+@BOTH
+def test_upstream_connections_idle_out_before_the_server_closes_them(config: ec.Config) -> None:
+    upstream = ec.cluster(config, ec.UPSTREAM_CLUSTER)
+    options = upstream["typed_extension_protocol_options"][
+        "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+    ]
+    assert seconds(options["common_http_protocol_options"]["idle_timeout"]) < (
+        SERVER_KEEP_ALIVE_SECS
+    )
+
+
+@BOTH
+def test_overload_sheds_load_in_steps(config: ec.Config) -> None:
+    overload = config["overload_manager"]
+    monitors = {m["name"]: m["typed_config"] for m in overload["resource_monitors"]}
+    assert (
+        monitors["envoy.resource_monitors.global_downstream_max_connections"][
+            "max_active_downstream_connections"
+        ]
+        == 50000
+    )
+    assert monitors["envoy.resource_monitors.fixed_heap"]["max_heap_size_bytes"] > 0
+    actions = {a["name"]: a for a in overload["actions"]}
+    assert set(actions) == {
+        "envoy.overload_actions.reduce_timeouts",
+        "envoy.overload_actions.reset_high_memory_stream",
+        "envoy.overload_actions.shrink_heap",
+        "envoy.overload_actions.disable_http_keepalive",
+        "envoy.overload_actions.stop_accepting_requests",
+    }
+    scaled = actions["envoy.overload_actions.reduce_timeouts"]["typed_config"]
+    floors = {f["timer"]: seconds(f["min_timeout"]) for f in scaled["timer_scale_factors"]}
+    # Even under pressure, a live SSE stream (a keep-alive every 15 s) is not idle.
+    assert floors["HTTP_DOWNSTREAM_STREAM_IDLE"] > 15
+    stop = actions["envoy.overload_actions.stop_accepting_requests"]["triggers"][0]
+    assert stop["threshold"]["value"] > 0.95  # the last step
+    assert overload["buffer_factory_config"]["minimum_account_to_track_power_of_two"] > 0
+
+
 @BOTH
 def test_filter_order_strips_identity_before_authenticating(config: ec.Config) -> None:
     names = [entry["name"] for entry in ec.http_connection_manager(config)["http_filters"]]

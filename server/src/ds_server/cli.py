@@ -19,12 +19,14 @@ import uvicorn  # noqa: E402
 from ds_server import build, listen  # noqa: E402
 from ds_server.app import asgi_app, create_app  # noqa: E402
 from ds_server.freed_memory import keep_freed_memory  # noqa: E402
-from ds_server.http_protocol import LeanHttpToolsProtocol  # noqa: E402
+from ds_server.http_protocol import ConnectionLimits, LeanHttpToolsProtocol  # noqa: E402
 from ds_server.settings import SettingsError, load_settings  # noqa: E402
 from ds_server.stores.dir_lock import DirectoryLock, DirectoryLockError  # noqa: E402
 from ds_server.stores.registry import uses_data_dir  # noqa: E402
 
 if TYPE_CHECKING:
+    from litestar.types import ASGIApp
+
     from ds_server.settings import Settings
 
 
@@ -58,16 +60,33 @@ def main(argv: list[str] | None = None) -> None:
     for sock in sockets:
         log.info("serving %s once the store is open", _address(sock))
     app = create_app(settings)
-    config = uvicorn.Config(
-        asgi_app(app),
+    config = uvicorn_config(asgi_app(app), settings, host, port, args.log_level)
+    _tune_gc()
+    keep_freed_memory(settings.server.keep_freed_memory_bytes)
+    uvicorn.Server(config).run(sockets=sockets)
+    if data_dir_lock is not None:
+        data_dir_lock.release()
+
+
+def uvicorn_config(
+    app: ASGIApp, settings: Settings, host: str, port: int, log_level: str
+) -> uvicorn.Config:
+    """How ``ds-server`` runs ``app`` on uvicorn (tests that wrap the app use it too)."""
+    return uvicorn.Config(
+        app,
         host=host,
         port=port,
         loop="uvloop",
-        http=LeanHttpToolsProtocol,
+        http=LeanHttpToolsProtocol.with_limits(
+            ConnectionLimits(
+                request_head_secs=settings.server.request_headers_timeout_secs,
+                stalled_reader_secs=settings.server.stalled_reader_timeout_secs,
+            )
+        ),
         lifespan="on",
         # No WebSocket routes: don't load a WebSocket library (~0.5 MiB of RSS).
         ws="none",
-        log_level=args.log_level,
+        log_level=log_level,
         access_log=False,
         server_header=False,
         # Nothing here reads the client address; the gateway forwards identity
@@ -77,11 +96,6 @@ def main(argv: list[str] | None = None) -> None:
         # SSE and long-poll connections end on their own; don't wait long for them.
         timeout_graceful_shutdown=2,
     )
-    _tune_gc()
-    keep_freed_memory(settings.server.keep_freed_memory_bytes)
-    uvicorn.Server(config).run(sockets=sockets)
-    if data_dir_lock is not None:
-        data_dir_lock.release()
 
 
 def _port(value: str) -> int:

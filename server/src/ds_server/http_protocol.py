@@ -18,38 +18,82 @@ compiled build compiles (this module can't be: its classes derive from
 uvicorn's, and compiled so they were slower).
 uvicorn is pinned by the lock file; the tests in
 ``server/tests/http/test_http_protocol.py`` hold this to uvicorn's behaviour.
+
+Where uvicorn has no limits, this adds three (``ConnectionLimits``), so a
+client can't hold a connection without using it: a request head must
+arrive within a deadline (uvicorn waits forever, even for a connection
+that never sends a byte) and within a size (uvicorn takes any), and a
+client that takes none of its response for a while is disconnected. Each
+request's scope also carries the connection's state (``ds_server.connection``),
+so a writer serving many clients can skip one that would make it wait.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 from urllib.parse import unquote
 
 import httptools
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
+from ds_server.connection import CONNECTION
+from ds_server.connection_events import LeanFlowControl, Signal
 from ds_server.response_head import response_head
+from ds_server.stalled_writes import StallWatch
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections import deque
+    from collections.abc import Callable
+
     from uvicorn._types import ASGI3Application, ASGISendEvent, HTTPScope
+
+# A request head larger than this is refused with 431 (Envoy's default
+# limit is 60 KiB, Node's 16 KiB); what an unfinished head holds is
+# bounded by this plus one read.
+MAX_HEAD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """How long a client may take to send a request head, and to take its response."""
+
+    request_head_secs: float = 10.0
+    stalled_reader_secs: float = 30.0
 
 
 class LeanHttpToolsProtocol(HttpToolsProtocol):
-    """Pass as ``uvicorn.Config(http=LeanHttpToolsProtocol)``."""
+    """Pass as ``uvicorn.Config(http=LeanHttpToolsProtocol.with_limits(...))``."""
 
+    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
     _scope_template: dict[str, Any]
     _idle_since: float | None = None
+    # Since when a request head is awaited (from the connection's start or a
+    # request's first byte), and how many bytes of it have arrived in reads
+    # after the one it started in (-1: none yet).
+    _head_since: float | None = None
+    _head_bytes = 0
+    _head_started = False
+    _stall_watch: StallWatch | None = None
+    _lost_callback: Callable[[], None] | None = None
     _ready: deque[tuple[RequestResponseCycle, ASGI3Application]]
     _worker: asyncio.Task[None] | None = None
     _waiting: asyncio.Future[None] | None = None
     _lost = False
 
+    @classmethod
+    def with_limits(cls, limits: ConnectionLimits) -> type[LeanHttpToolsProtocol]:
+        """The protocol class to give uvicorn, with these limits."""
+        configured: type[LeanHttpToolsProtocol] = type(cls.__name__, (cls,), {"limits": limits})
+        return configured
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._ready = deque()
+        self.flow = LeanFlowControl(transport)
+        # uvicorn's own queue of pipelined requests, which this class replaces.
+        self._ready = self.pipeline
         # The parts of the scope that are the same for every request on this connection.
         self._scope_template = {
             "type": "http",
@@ -59,7 +103,32 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
             "client": self.client,
             "scheme": self.scheme,
             "root_path": self.root_path,
+            "extensions": {CONNECTION: self},
         }
+        # A new connection must send its first request head in time, as any
+        # other. The handler re-arms for whatever is due next, so firing early
+        # is harmless, and by the keep-alive timeout it also serves the first
+        # idle spell.
+        self._head_since = self.loop.time()
+        self.timeout_keep_alive_task = self.loop.call_later(
+            min(self.limits.request_head_secs, self.timeout_keep_alive),
+            self.timeout_keep_alive_handler,
+        )
+
+    # ds_server.connection.Connection
+    @property
+    def write_blocked(self) -> bool:
+        return self.flow.write_paused
+
+    @property
+    def lost(self) -> bool:
+        return self.transport.is_closing()
+
+    def on_lost(self, callback: Callable[[], None] | None) -> None:
+        if callback is not None and self._lost:
+            callback()
+            return
+        self._lost_callback = callback
 
     def on_message_begin(self) -> None:
         self.url = b""
@@ -69,6 +138,10 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
         scope["headers"] = self.headers
         scope["state"] = self.app_state.copy()
         self.scope = cast("HTTPScope", scope)
+        if self._head_since is None:
+            self._head_since = self.loop.time()
+        self._head_bytes = -1
+        self._head_started = True
 
     def on_header(self, name: bytes, value: bytes) -> None:
         name = name.lower()
@@ -77,6 +150,8 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        self._head_since = None
+        self._head_started = False
         parser = self.parser
         scope = self.scope
         http_version = parser.get_http_version()
@@ -163,6 +238,11 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self._lost = True
+        if self._stall_watch is not None:
+            self._stall_watch.resumed()
+        callback, self._lost_callback = self._lost_callback, None
+        if callback is not None:
+            callback()
         if self._waiting is not None:
             self._waiting.set_result(None)
             self._waiting = None
@@ -180,11 +260,22 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
             msg = "Invalid HTTP request received."
             self.logger.warning(msg)
             self.send_400_response(msg)
+            return
         except httptools.HttpParserUpgrade:
             if self._should_upgrade():
                 self.handle_websocket_upgrade()
             else:
                 self._unsupported_upgrade_warning()
+            return
+        if self._head_since is not None:
+            # A head is still incomplete. Of the read it began in only part
+            # may be its own; every later read is all head.
+            if self._head_bytes < 0:
+                self._head_bytes = 0
+            else:
+                self._head_bytes += len(data)
+                if self._head_bytes > MAX_HEAD_BYTES:
+                    self._refuse_head(431, b"Request Header Fields Too Large")
 
     def on_response_complete(self) -> None:
         self.server_state.total_requests += 1
@@ -199,17 +290,57 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
                 self.timeout_keep_alive, self.timeout_keep_alive_handler
             )
 
+    # The same timer watches request heads: one that starts arriving while
+    # the timer is armed gets until ``request_head_secs`` after its first
+    # byte (or after the connection opened) to be complete.
     def timeout_keep_alive_handler(self) -> None:
         self.timeout_keep_alive_task = None
-        if self._idle_since is None or self.transport.is_closing():
+        if self.transport.is_closing():
+            return
+        if self._head_since is not None:
+            since, limit = self._head_since, self.limits.request_head_secs
+        elif self._idle_since is not None:
+            since, limit = self._idle_since, self.timeout_keep_alive
+        else:
             return  # busy: the next completed response arms a new timer
-        remaining = self._idle_since + self.timeout_keep_alive - self.loop.time()
+        remaining = since + limit - self.loop.time()
         if remaining > 0:
             self.timeout_keep_alive_task = self.loop.call_later(
                 remaining, self.timeout_keep_alive_handler
             )
+        elif self._head_started:
+            self._refuse_head(408, b"Request Timeout")
         else:
             self.transport.close()
+
+    def _refuse_head(self, status: int, reason: bytes) -> None:
+        """Answer a request whose head is too slow or too big, and close."""
+        self._head_since = None
+        self.flow.pause_reading()
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.write(
+                b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                b"connection: close\r\ncontent-length: %d\r\n\r\n%s\n"
+                % (status, reason, len(reason) + 1, reason)
+            )
+        # Otherwise a response is under way: a status can't be slipped into it.
+        self.transport.close()
+
+    # Flow control: uvicorn pauses responses while the client isn't reading;
+    # a client that takes nothing for ``stalled_reader_secs`` is disconnected.
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        watch = self._stall_watch
+        if watch is None:
+            watch = self._stall_watch = StallWatch(
+                self.loop, self.transport, self.limits.stalled_reader_secs
+            )
+        watch.paused()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stall_watch is not None:
+            self._stall_watch.resumed()
 
 
 class LeanCycle(RequestResponseCycle):
@@ -224,7 +355,7 @@ class LeanCycle(RequestResponseCycle):
         self.access_logger = protocol.access_logger
         self.access_log = protocol.access_log
         self.default_headers = protocol.server_state.default_headers
-        self.message_event = asyncio.Event()
+        self.message_event = Signal()  # type: ignore[assignment]
         self.on_response = protocol.on_response_complete
         self.disconnected = False
         self.keep_alive = keep_alive

@@ -143,6 +143,10 @@ class IdleWait:
         finally:
             self._waiter = None
 
+    def end(self) -> None:
+        """End the reader's life now (its connection is gone): waits return ``Wake.EXPIRED``."""
+        self._expire()
+
     def close(self) -> None:
         self._tick.cancel()
         if self._end is not None:

@@ -31,6 +31,13 @@ class ServerSection(BaseModel):
     # pool 60 s as configured here), so they close first: a client that reuses
     # a connection the server is closing at that very moment gets a reset.
     keep_alive_secs: int = Field(default=75, gt=0)
+    # A client that takes none of its response for this long (its TCP window
+    # stays closed) is disconnected; SSE and long-poll clients resume from
+    # their last offset. See docs/server.md, "Slow readers".
+    stalled_reader_timeout_secs: float = Field(default=30.0, gt=0)
+    # A request head (request line and headers) must arrive within this long
+    # of its first byte, or of the connection opening; slower ones get 408.
+    request_headers_timeout_secs: float = Field(default=10.0, gt=0)
     # Largest body a single catch-up read returns; clients page with Stream-Next-Offset.
     read_chunk_bytes: int = Field(default=1024 * 1024, ge=1024)
     # Freed memory kept for reuse by later requests, released every 10 s

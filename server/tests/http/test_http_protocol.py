@@ -12,11 +12,12 @@ import asyncio
 import contextlib
 import json
 import re
+import socket
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import uvicorn
-from ds_server.http_protocol import LeanHttpToolsProtocol
+from ds_server.http_protocol import ConnectionLimits, LeanHttpToolsProtocol
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -253,3 +254,135 @@ async def test_a_request_still_running_at_shutdown_is_cancelled_and_its_task_end
     assert (await reader.read()).startswith(b"HTTP/1.1 200 OK\r\n")
     assert not server.server_state.tasks
     writer.close()
+
+
+# Limits uvicorn doesn't have: request heads must arrive in time and within a
+# size, and a client that takes none of its response is disconnected.
+LIMITS = ConnectionLimits(request_head_secs=0.5, stalled_reader_secs=0.5)
+LIMITED = LeanHttpToolsProtocol.with_limits(LIMITS)
+BIG_BODY = 32 * 1024 * 1024
+
+
+async def _big(scope: Message, receive: Any, send: Any) -> None:
+    """Answers every request with a 32 MiB body, 64 KiB at a time."""
+    if scope["type"] != "http":
+        return
+    headers = [(b"content-length", b"%d" % BIG_BODY)]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    piece = b"x" * 65536
+    for _ in range(BIG_BODY // len(piece)):
+        await send({"type": "http.response.body", "body": piece, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _read_until_closed(reader: asyncio.StreamReader) -> bytes:
+    """Everything until the server closes (a reset counts as a close); 10 s at most."""
+    received = b""
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := await asyncio.wait_for(reader.read(1 << 20), 10):
+            received += chunk
+    return received
+
+
+async def test_a_connection_that_sends_nothing_is_closed_after_the_head_timeout() -> None:
+    async with _serving(LIMITED) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        assert await _read_until_closed(reader) == b""
+        writer.close()
+
+
+async def test_a_head_sent_a_byte_at_a_time_gets_408_at_the_head_timeout() -> None:
+    loop = asyncio.get_running_loop()
+    async with _serving(LIMITED) as port:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.setblocking(False)
+            with contextlib.suppress(ConnectionError):
+                for byte in b"GET /echo HTTP/1.1\r\nHost: t\r\nX-Slow: ":
+                    await loop.sock_sendall(sock, bytes([byte]))
+                    await asyncio.sleep(0.05)  # ~2 s in all, four times the limit
+            response = b""
+            with contextlib.suppress(ConnectionError):
+                while chunk := await asyncio.wait_for(loop.sock_recv(sock, 4096), 10):
+                    response += chunk
+    assert response.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+
+
+async def test_a_head_that_arrives_in_time_in_pieces_is_served() -> None:
+    async with _serving(LIMITED) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for piece in (b"GET /echo HTTP/1.1\r\n", b"Host: t\r\n", b"\r\n"):
+            writer.write(piece)
+            await asyncio.sleep(0.1)
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200 OK\r\n")
+        writer.close()
+
+
+async def test_a_head_over_64_kib_gets_431() -> None:
+    async with _serving(LIMITED) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /echo HTTP/1.1\r\nHost: t\r\n")
+        with contextlib.suppress(ConnectionResetError):
+            for index in range(200):  # 200 KiB of headers, never finished
+                writer.write(b"X-Filler-%03d: %s\r\n" % (index, b"y" * 1000))
+                await writer.drain()
+        response = await _read_until_closed(reader)
+        assert response.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+        writer.close()
+
+
+async def test_many_pipelined_requests_in_one_read_are_not_taken_for_a_big_head() -> None:
+    request = b"GET /empty HTTP/1.1\r\nHost: t\r\n\r\n"
+    count = 3000  # ~100 KiB sent at once, the last head cut in two
+    async with _serving(LIMITED) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(request * count + request[:10])
+        await asyncio.sleep(0.1)
+        writer.write(request[10:])
+        for _ in range(count + 1):
+            assert (await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)).startswith(
+                b"HTTP/1.1 204"
+            )
+        writer.close()
+
+
+async def test_a_client_that_stops_reading_is_disconnected() -> None:
+    async with _server(LIMITED, _big) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", _port(server))
+        writer.write(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+        await asyncio.sleep(2.0)  # reads nothing: four times the limit
+        received = await _read_until_closed(reader)
+        assert received.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert len(received) < BIG_BODY
+        # The response's task ended too: nothing is left waiting for the client.
+        for _ in range(100):
+            if not server.server_state.tasks:
+                break
+            await asyncio.sleep(0.05)
+        assert not server.server_state.tasks
+        writer.close()
+
+
+async def test_a_client_that_reads_slowly_but_steadily_is_not_disconnected() -> None:
+    loop = asyncio.get_running_loop()
+    async with _server(LIMITED, _big) as server:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        try:
+            await loop.sock_connect(sock, ("127.0.0.1", _port(server)))
+            await loop.sock_sendall(sock, b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+            await asyncio.sleep(0.3)  # the server's buffers fill, and its writes pause
+            received = 0
+            # ~40 KiB/s for three times the limit: slow, but never nothing for long.
+            for _ in range(15):
+                chunk = await asyncio.wait_for(loop.sock_recv(sock, 4096), 5)
+                assert chunk, "the server closed a connection whose client was reading"
+                received += len(chunk)
+                await asyncio.sleep(0.1)
+            # Then it reads the rest quickly: every byte arrives.
+            while received < BIG_BODY:
+                chunk = await asyncio.wait_for(loop.sock_recv(sock, 1 << 20), 10)
+                assert chunk, "the server closed the connection before the end"
+                received += len(chunk)
+        finally:
+            sock.close()

@@ -8,6 +8,13 @@ frames it once, and calls every member's ASGI ``send`` in one pass. A
 member goes back to serving itself when its keep-alive is due, its
 connection's lifetime ends, the stream goes away, or its client stops
 reading.
+
+The group never waits for a client. A member whose connection still holds
+unsent data when a frame is due (its client is slow, or not reading) is
+handed back at once, before anything is written to it, and catches up on
+its own from its offset, where waiting for its client delays nobody else.
+Writes to every other member are taken by their transports at once, so a
+pass over the members never pauses.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ if TYPE_CHECKING:
 
     from litestar.types import HTTPResponseBodyEvent, Send
 
+    from ds_server.connection import Connection
     from ds_server.live import IdleWait
     from ds_server.routes._context import ServerContext
     from ds_server.stores.base import ReadResult
@@ -31,10 +39,6 @@ if TYPE_CHECKING:
     FrameBuilder = Callable[[ReadResult], bytes]
 
 log = logging.getLogger("ds_server")
-
-# How long one pass over the members may wait on a client that stopped
-# reading before that member is handed back to serve itself.
-SEND_PATIENCE_SECS = 1.0
 
 
 def join_tail(
@@ -44,6 +48,7 @@ def join_tail(
     position: int,
     frame: FrameBuilder,
     send: Send,
+    connection: Connection,
     idle: IdleWait,
 ) -> Member | None:
     """Join the stream's group of readers at ``position`` (started if there is none).
@@ -57,7 +62,7 @@ def join_tail(
         group = ctx.sse_groups[key] = TailGroup(ctx, name, position, frame, key)
     if group.position != position or group.delivering:
         return None
-    member = Member(group, send, position, idle)
+    member = Member(group, send, connection, position, idle)
     group.join(member)
     return member
 
@@ -65,11 +70,14 @@ def join_tail(
 class Member:
     """One SSE reader inside a group: where it is, how to reach it, how to hand it back."""
 
-    __slots__ = ("done", "group", "idle", "position", "send")
+    __slots__ = ("connection", "done", "group", "idle", "position", "send")
 
-    def __init__(self, group: TailGroup, send: Send, position: int, idle: IdleWait) -> None:
+    def __init__(
+        self, group: TailGroup, send: Send, connection: Connection, position: int, idle: IdleWait
+    ) -> None:
         self.group = group
         self.send = send
+        self.connection = connection
         self.position = position
         self.idle = idle
         # Resolved when the reader serves itself again (see Wake).
@@ -143,41 +151,36 @@ class TailGroup:
                 return
 
     async def _deliver(self, frame: bytes, next_offset: int) -> None:
-        """Send one frame to every member, in one pass under one timer."""
+        """Send one frame to every member that can take it now, in one pass."""
         message: HTTPResponseBodyEvent = {
             "type": "http.response.body",
             "body": frame,
             "more_body": True,
         }
         now = asyncio.get_running_loop().time()
-        pending = list(self._members)
         self.delivering = True
         try:
-            await self._send_all(message, pending, next_offset, now)
+            for member in list(self._members):
+                if member.done.done():
+                    continue  # handed back or gone since the pass began
+                connection = member.connection
+                if connection.lost:
+                    self._release(member, Wake.EXPIRED)  # nobody to read for
+                    continue
+                if connection.write_blocked:
+                    # Behind: it reads and sends on its own from its offset.
+                    self._release(member, Wake.CHANGED)
+                    continue
+                try:
+                    # Doesn't wait: a send only waits while writing is blocked.
+                    await member.send(message)
+                except Exception:
+                    self._release(member, Wake.CHANGED)
+                    continue
+                member.position = next_offset
+                member.idle.active(now)
         finally:
             self.delivering = False
-
-    async def _send_all(
-        self, message: HTTPResponseBodyEvent, pending: list[Member], next_offset: int, now: float
-    ) -> None:
-        while pending:
-            member = pending[0]
-            try:
-                async with asyncio.timeout(SEND_PATIENCE_SECS):
-                    for index, member in enumerate(pending):  # noqa: B007 - read below
-                        if member.done.done():
-                            continue  # handed back or gone since the pass began
-                        # uvicorn's send only ever waits before writing (for a
-                        # paused transport), so a send cut short wrote nothing.
-                        await member.send(message)
-                        member.position = next_offset
-                        member.idle.active(now)
-                return
-            except Exception:
-                # The send timed out (this client stopped reading) or failed: the
-                # reader catches up by itself from its offset.
-                self._release(member, Wake.CHANGED)
-            pending = pending[index + 1 :]
 
     def _release(self, member: Member, why: Wake) -> None:
         self._members.pop(member, None)

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from litestar.types import HTTPScope, Receive, Send
 
+    from ds_server.connection import Connection
+
 
 class HttpRequest:
     """What the stream operations read from a request: method, headers, query, body.
@@ -76,16 +78,20 @@ def absolute_url(scope: HTTPScope, host: str | None) -> str:
 
 
 class SendSlot:
-    """Where the dispatcher leaves the ASGI ``send`` of a streamed reply.
+    """Where the dispatcher leaves the ASGI ``send`` of a streamed reply, and its connection.
 
-    An SSE body hands it to the stream's fan-out group, which then writes
-    to this client directly while the body itself sleeps.
+    An SSE body hands them to the stream's fan-out group, which then writes
+    to this client directly while the body itself sleeps, as long as the
+    connection takes each write at once. A body given a connection here
+    ends by itself once the connection is lost, so the dispatcher needs no
+    task of its own to watch for the client leaving.
     """
 
-    __slots__ = ("send",)
+    __slots__ = ("connection", "send")
 
     def __init__(self) -> None:
         self.send: Send | None = None
+        self.connection: Connection | None = None
 
 
 class Reply:

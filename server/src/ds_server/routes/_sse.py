@@ -48,6 +48,11 @@ async def sse_events(
     # The change that was current when ``result`` was read: while it has not
     # fired, the stream is as that read saw it.
     read_at: Change | None = None
+    # Where the server tells, the reader ends as soon as its client is gone
+    # (SendSlot: the dispatcher then watches for nothing itself).
+    connection = slot.connection if slot is not None else None
+    if connection is not None:
+        connection.on_lost(idle.end)
     try:
         while True:
             yield frame
@@ -80,9 +85,14 @@ async def sse_events(
                             )
                         break
                 member = None
-                send = slot.send if slot is not None and cursor is None else None
-                if send is not None and result.up_to_date:
-                    member = join_tail(ctx, name, base64_encoded, position, tail_frame, send, idle)
+                if slot is not None and cursor is None and result.up_to_date:
+                    send, connection = slot.send, slot.connection
+                    # Only a connection that says when it would block can join:
+                    # the group must never wait for one client.
+                    if send is not None and connection is not None:
+                        member = join_tail(
+                            ctx, name, base64_encoded, position, tail_frame, send, connection, idle
+                        )
                 if member is None:
                     woke = await idle.wait(changed)
                 else:
@@ -102,6 +112,8 @@ async def sse_events(
                     yield KEEPALIVE
                     idle.active()
     finally:
+        if connection is not None:
+            connection.on_lost(None)
         idle.close()
 
 

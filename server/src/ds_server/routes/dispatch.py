@@ -12,6 +12,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, cast
 
+from ds_server.connection import connection_of
 from ds_server.errors import describe
 from ds_server.middleware import SECURITY_HEADERS
 from ds_server.protocol import headers as h
@@ -22,10 +23,11 @@ from ds_server.routes._request import BadRequest, stream_path
 from ds_server.stores.errors import StoreError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from litestar.types import ASGIApp, HTTPScope, Receive, Scope, Send
 
+    from ds_server.connection import Connection
     from ds_server.routes._context import ServerContext
 
     Operation = Callable[[ServerContext, HttpRequest, str], Awaitable[Reply]]
@@ -89,7 +91,10 @@ class StreamDispatcher:
         if reply.stream is None:
             await send({"type": "http.response.body", "body": reply.body, "more_body": False})
         else:
-            await _stream_until_disconnect(reply, receive, send)
+            # A live read lasts minutes: don't hold the parsed request and the
+            # response head meanwhile (~2 KiB per idle SSE connection).
+            del request, headers
+            await _stream_until_disconnect(reply, http_scope, receive, send)
 
     async def _in_bucket(self, route: tuple[str, str]) -> str:
         bucket, stream = route
@@ -128,24 +133,30 @@ def _route(path: str, method: str) -> tuple[str, str] | str | None:
     return None
 
 
-async def _stream_until_disconnect(reply: Reply, receive: Receive, send: Send) -> None:
+async def _stream_until_disconnect(
+    reply: Reply, scope: HTTPScope, receive: Receive, send: Send
+) -> None:
     """Send the body stream until it ends or the client goes away, whichever is first."""
     stream = reply.stream
     assert stream is not None
-    if reply.send_slot is not None:
-        reply.send_slot.send = send
+    connection = connection_of(scope)
+    slot = reply.send_slot
+    if slot is not None:
+        slot.send = send
+        slot.connection = connection
+        if connection is not None:
+            # The body ends itself when the client goes (see SendSlot): pumped
+            # in this task, with no watcher, ~2 KiB less per live connection.
+            try:
+                await _pump(stream, send, connection)
+            except Exception:
+                log.exception("stream response failed")
+            finally:
+                await _close(stream)
+            return
 
-    async def pump() -> None:
-        async for chunk in stream:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    async def watch() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
-    pumping = asyncio.ensure_future(pump())
-    watching = asyncio.ensure_future(watch())
+    pumping = asyncio.ensure_future(_pump(stream, send, connection))
+    watching = asyncio.ensure_future(_watch(receive))
     try:
         await asyncio.wait({pumping, watching}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -157,9 +168,28 @@ async def _stream_until_disconnect(reply: Reply, receive: Receive, send: Send) -
             # mypyc, that let the swallowed CancelledError escape.)
             await asyncio.gather(pumping, watching, return_exceptions=True)
         finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                with contextlib.suppress(Exception):
-                    await aclose()
+            await _close(stream)
     if pumping.done() and not pumping.cancelled() and pumping.exception() is not None:
         log.error("stream response failed", exc_info=pumping.exception())
+
+
+async def _pump(stream: AsyncIterator[bytes], send: Send, connection: Connection | None) -> None:
+    async for chunk in stream:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if connection is not None and connection.lost:
+            # Sends to a lost connection return at once; without this a
+            # reader far behind would be read and framed to its end for nobody.
+            return
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _watch(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _close(stream: AsyncIterator[bytes]) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(Exception):
+            await aclose()

@@ -1,0 +1,65 @@
+"""Envoy, with the committed development config, in front of a server under test.
+
+The config is ``proxy/envoy/envoy.yaml`` as committed, JWT checks
+included; only its ports change. Either server sits behind it unchanged:
+ds-server with authorization off (the default) and the Node reference
+both ignore the identity headers Envoy adds.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import psutil
+from ds_proxy import envoy_config as ec
+from ds_proxy import processes
+from ds_proxy.paths import DEV_CONFIG
+from ds_proxy.tokens import bucket_token
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+
+class Gateway:
+    """Envoy on a free loopback port, forwarding to ``upstream_port``; a context manager."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.port = processes.free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        admin_port = processes.free_port()
+        config = ec.localize(
+            ec.load(DEV_CONFIG),
+            listen_port=self.port,
+            upstream_port=upstream_port,
+            admin_port=admin_port,
+        )
+        self._envoy = processes.envoy(config, admin_port=admin_port)
+        self._logs = tempfile.TemporaryDirectory(prefix="ds-bench-envoy-")
+
+    @staticmethod
+    def token() -> str:
+        """A token Envoy accepts (the committed test key), for every bucket."""
+        return bucket_token("ds-bench", read=("*",), write=("*",))
+
+    def rss_bytes(self) -> int:
+        """Envoy's resident set size now."""
+        pid = self._envoy.pid
+        if pid is None:
+            raise RuntimeError("envoy is not running")
+        return int(psutil.Process(pid).memory_info().rss)
+
+    def __enter__(self) -> Gateway:
+        # Its access log (a line per request) goes to a file, not the run's output.
+        self._envoy.start(Path(self._logs.name) / "envoy.log")
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._envoy.stop()
+        self._logs.cleanup()
