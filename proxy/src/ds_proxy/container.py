@@ -14,7 +14,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -22,9 +21,6 @@ from ds_proxy import envoy_config as ec
 from ds_proxy.paths import DEV_CONFIG, PROD_TEMPLATE, envoy_binary
 from ds_proxy.render import check_live_timeouts, check_upstream_idle_timeout, render_production
 from ds_proxy.settings import GatewayAddresses, ProxySettings
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 PRODUCTION_SWITCH = "DS_PROXY__JWKS_URI"
 
@@ -49,13 +45,17 @@ def development_config(dev: ec.Config, addresses: GatewayAddresses) -> ec.Config
     return config
 
 
-def container_config(environ: Mapping[str, str]) -> tuple[ec.Config, str]:
-    """The config to run, and one line saying which it is; ValueError when unusable."""
+def container_config() -> tuple[ec.Config, str]:
+    """The config to run, from the environment, and one line saying which it is.
+
+    Raises ValueError (pydantic's ValidationError among them) when a setting is unusable.
+    """
+    environ = dict(os.environ)
     if environ.get(PRODUCTION_SWITCH):
         settings = ProxySettings()  # type: ignore[call-arg]  # fields come from the environment
-        check_live_timeouts(settings, dict(environ))
+        check_live_timeouts(settings, environ)
         rendered = render_production(ec.load(PROD_TEMPLATE), settings)
-        check_upstream_idle_timeout(rendered, dict(environ))
+        check_upstream_idle_timeout(rendered, environ)
         return rendered, f"production config: tokens checked against {settings.jwks_uri}"
     config = development_config(ec.load(DEV_CONFIG), GatewayAddresses())
     return config, (
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log-level", default="info")
     args = parser.parse_args(argv)
     try:
-        config, description = container_config(os.environ)
+        config, description = container_config()
     except (ValidationError, ValueError) as exc:
         parser.exit(2, f"ds-proxy-serve: {exc}\n")
     path = ec.write(config, args.out)
