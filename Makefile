@@ -14,7 +14,7 @@ DIST := build/dist
 COMPILED := build/compiled
 SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
 
-.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -41,7 +41,7 @@ dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server 
 dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth)
 	$(VENV)/bin/ds-server
 
-test: setup lint typecheck unit conformance conformance-compiled docs ## Lint, type-check, unit/HTTP tests, conformance (plain and compiled), docs build
+test: setup lint typecheck compose-check unit conformance conformance-compiled docs ## Lint, type-check, compose file, unit/HTTP tests, conformance (plain and compiled), docs build
 
 lint: $(VENV)/.synced ## ruff lint + format check
 	$(VENV)/bin/ruff check .
@@ -63,6 +63,10 @@ conformance: setup ## The official conformance suite against a real ds-server, p
 # wheel keeps the .py sources beside them. No build isolation: mypyc needs the
 # workspace's dependencies to see their types.
 $(COMPILED)/.built: $(VENV)/.synced $(SERVER_SOURCES)
+	@# mypyc writes C: the build needs a compiler and Python's headers.
+	@command -v "$${CC:-cc}" > /dev/null || { echo "make wheel: no C compiler ($${CC:-cc}); mypyc compiles the server to C. Install one (Debian/Ubuntu: apt-get install gcc)." >&2; exit 1; }
+	@$(PY) -c 'import pathlib, sys, sysconfig; sys.exit(not pathlib.Path(sysconfig.get_paths()["include"], "Python.h").is_file())' \
+		|| { echo "make wheel: no Python headers (Python.h) for $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])'). Install them (Debian/Ubuntu: apt-get install python3-dev)." >&2; exit 1; }
 	@# Built from a copy: the build leaves compiled modules beside the sources,
 	@# where they would shadow the .py files of the editable install.
 	rm -rf $(DIST) $(COMPILED) build/server
@@ -78,8 +82,20 @@ wheel: $(COMPILED)/.built ## The compiled ds-server wheel (mypyc), in build/dist
 conformance-compiled: setup $(COMPILED)/.built ## The conformance suite against the compiled ds-server, per backend
 	PYTHONPATH=$(COMPILED) $(PY) server/tests/conformance/run.py --compiled $(CONFORMANCE_BACKENDS)
 
-docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict)
+docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict); fails if docs/configuration.md is stale
+	$(PY) tools/config_reference.py --check
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+config-reference: $(VENV)/.synced ## Regenerate the settings tables of docs/configuration.md from the settings classes
+	$(PY) tools/config_reference.py --write
+
+# Debian's docker-compose (1.29) validates the file without a Docker engine.
+COMPOSE_PROFILES_ALL := --profile sync --profile dev --profile spark
+
+compose-check: ## Validate docker-compose.yml with every profile (docker-compose config; no Docker engine needed)
+	@command -v docker-compose > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y docker-compose)
+	docker-compose -f docker-compose.yml $(COMPOSE_PROFILES_ALL) config -q
+	@echo "docker-compose.yml: valid ($(COMPOSE_PROFILES_ALL))"
 
 bench/node/node_modules/.installed: bench/node/package.json bench/node/package-lock.json
 	cd bench/node && npm ci --no-audit --no-fund --loglevel=error

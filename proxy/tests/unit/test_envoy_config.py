@@ -15,6 +15,7 @@ import pytest
 from ds_proxy import envoy_config as ec
 from ds_proxy.keys import jwks_for, load_private_key
 from ds_proxy.paths import DEV_CONFIG, PROD_TEMPLATE
+from ds_server.settings import ServerSection
 
 DEV = ec.load(DEV_CONFIG)
 PROD = ec.load(PROD_TEMPLATE)
@@ -41,8 +42,8 @@ def test_streaming_timeouts(config: ec.Config) -> None:
     assert [seconds(route["route"]["timeout"]) for route in routes] == [0] * len(routes)
 
 
-# ds-server's keep-alive timeout (uvicorn's default) and its head limit.
-SERVER_KEEP_ALIVE_SECS = 5
+# ds-server's keep-alive timeout (its setting's default) and its head limit.
+SERVER_KEEP_ALIVE_SECS = ServerSection.model_fields["keep_alive_secs"].default
 SERVER_MAX_HEAD_KIB = 64
 
 
