@@ -13,6 +13,10 @@ CONFORMANCE_BACKENDS ?= memory sqlite file-durable file-fast
 DIST := build/dist
 COMPILED := build/compiled
 SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The browser tests drive Debian's Chromium: Playwright's own browser download
+# cannot reach its servers, and CI machines may not have the package yet.
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
@@ -33,7 +37,11 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-setup: $(VENV)/.synced conformance/node_modules/.installed ## Install everything (uv, Python workspace, npm packages)
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends chromium
+
+setup: $(VENV)/.synced conformance/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
 
 dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server on 127.0.0.1:4437
 	$(PY) -m ds_proxy.dev
@@ -87,7 +95,6 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
-SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
