@@ -15,6 +15,7 @@ from ds_server.live import LiveNotifier
 from ds_server.middleware import security_headers
 from ds_server.protocol import headers as h
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
+from ds_server.routes.viewer import viewer_router
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.routes.dispatch import StreamDispatcher
 from ds_server.settings import Settings
@@ -105,13 +106,16 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             fallback.bucket_stream_fallback,
         ],
     )
+    route_handlers = [
+        health.healthz,
+        subscriptions.router(STREAM_PREFIX),
+        stream_routes,
+        bucket_routes,
+    ]
+    if settings.http.viewer:
+        route_handlers.append(viewer_router())
     app = DsApp(
-        route_handlers=[
-            health.healthz,
-            subscriptions.router(STREAM_PREFIX),
-            stream_routes,
-            bucket_routes,
-        ],
+        route_handlers=route_handlers,
         exception_handlers=EXCEPTION_HANDLERS,
         cors_config=CORSConfig(
             allow_origins=list(settings.http.cors_origins),

@@ -47,6 +47,8 @@ class ServerSection(BaseModel):
 
 class HttpSection(BaseModel):
     cors_origins: Annotated[list[str], NoDecode] = ["*"]
+    # The session viewer's static files at /ui/ (docs/viewer.md).
+    viewer: bool = True
 
     @field_validator("cors_origins", mode="before")
     @classmethod
