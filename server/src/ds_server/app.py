@@ -15,9 +15,9 @@ from ds_server.live import LiveNotifier
 from ds_server.middleware import security_headers
 from ds_server.protocol import headers as h
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
-from ds_server.routes.viewer import viewer_router
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.routes.dispatch import StreamDispatcher
+from ds_server.routes.viewer import viewer_router
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
 from ds_server.subscriptions import SubscriptionManager
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from litestar.plugins import PluginProtocol
     from litestar.types import (
         ASGIApp,
+        ControllerRouterHandler,
         LifeSpanReceive,
         LifeSpanScope,
         LifeSpanSend,
@@ -106,7 +107,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             fallback.bucket_stream_fallback,
         ],
     )
-    route_handlers = [
+    route_handlers: list[ControllerRouterHandler] = [
         health.healthz,
         subscriptions.router(STREAM_PREFIX),
         stream_routes,

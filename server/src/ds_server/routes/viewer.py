@@ -46,6 +46,6 @@ def viewer_router() -> Router:
         directories=[STATIC_DIR],
         html_mode=True,
         name="viewer",
-        after_request=_harden,  # type: ignore[arg-type]
+        after_request=_harden,
         cache_control=CacheControlHeader(no_cache=True),
     )
