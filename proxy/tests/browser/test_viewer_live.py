@@ -6,6 +6,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from playwright.sync_api import expect
+from session_events import chunk, replied, said
 from viewer_stack import screenshot_target, user_token
 
 if TYPE_CHECKING:
@@ -53,3 +54,32 @@ def test_two_users_see_each_other_live(
     target = screenshot_target()
     if target is not None:
         target.write_bytes(shot.read_bytes())
+
+
+def _open_as(open_viewer: Callable[..., ViewerPage], sid: str, user: str) -> ViewerPage:
+    page = open_viewer(f"/sessions/{sid}")
+    page.sign_in(user_token(user))
+    page.wait_live()
+    return page
+
+
+def test_a_streamed_reply_grows_chunk_by_chunk(
+    viewer_stack: ViewerStack, open_viewer: Callable[..., ViewerPage]
+) -> None:
+    sid = _sid()
+    path = viewer_stack.session(sid)
+    viewer_stack.append(path, said("msg:q", "alice", "What is a durable stream?"))
+    alice = _open_as(open_viewer, sid, "alice")
+    words = ["An ", "append-only ", "log ", "you ", "read ", "over ", "HTTP."]
+    shown = ""
+    for index, word in enumerate(words):
+        viewer_stack.append(path, chunk("msg:a", word, index))
+        shown += word
+        # Each chunk is on the page before the next one is written.
+        expect(alice.message_text("msg:a")).to_have_text(shown)
+        expect(alice.message("msg:a")).to_have_attribute("data-streaming", "true")
+    # The finished reply replaces the streamed text with the whole message.
+    viewer_stack.append(path, replied("msg:a", shown))
+    expect(alice.message("msg:a")).to_have_attribute("data-streaming", "false")
+    expect(alice.texts).to_have_text(["What is a durable stream?", shown])
+    expect(alice.message("msg:a")).to_have_attribute("data-role", "assistant")

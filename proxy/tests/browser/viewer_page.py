@@ -79,3 +79,8 @@ class ViewerPage:
 
     def wait_live(self) -> None:
         expect(self.connection).to_have_text("live")
+
+    def wait_joined(self, user: str) -> None:
+        """Live, and the page's own presence is in the stream (nothing of its own in flight)."""
+        self.wait_live()
+        expect(self.person(user)).to_have_text(f"{user} (you)")
