@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from litestar import HttpMethod, route
 from litestar.datastructures import CacheControlHeader
+from litestar.response import File
 from litestar.static_files import create_static_files_router
 
 if TYPE_CHECKING:
@@ -39,13 +41,24 @@ async def _harden(response: Response[object]) -> Response[object]:
     return response
 
 
+# Litestar's html_mode serves the index to GET alone; HEAD is answered here too.
+@route("/", http_method=[HttpMethod.GET, HttpMethod.HEAD], name="viewer/index")
+async def _index() -> File:
+    return File(
+        STATIC_DIR / "index.html",
+        media_type="text/html; charset=utf-8",
+        content_disposition_type="inline",
+    )
+
+
 def viewer_router() -> Router:
     """GET/HEAD /ui/ (index.html) and the files beside it; revalidated on every load."""
-    return create_static_files_router(
+    router = create_static_files_router(
         path=UI_PATH,
         directories=[STATIC_DIR],
-        html_mode=True,
         name="viewer",
         after_request=_harden,
         cache_control=CacheControlHeader(no_cache=True),
     )
+    router.register(_index)
+    return router
