@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
-TIME = "2026-11-26T10:00:00Z"
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
 
 
 def change(type_: str, key: str, operation: str, value: Any = None) -> dict[str, Any]:
@@ -12,7 +15,7 @@ def change(type_: str, key: str, operation: str, value: Any = None) -> dict[str,
     message: dict[str, Any] = {
         "type": type_,
         "key": key,
-        "headers": {"operation": operation, "timestamp": TIME},
+        "headers": {"operation": operation, "timestamp": _now()},
     }
     if value is not None:
         message["value"] = value
@@ -21,7 +24,12 @@ def change(type_: str, key: str, operation: str, value: Any = None) -> dict[str,
 
 def flat(type_: str, key: str, operation: str, value: Any = None) -> dict[str, Any]:
     """The reference stack's flat shape (top-level ``operation``)."""
-    message: dict[str, Any] = {"type": type_, "key": key, "operation": operation, "timestamp": TIME}
+    message: dict[str, Any] = {
+        "type": type_,
+        "key": key,
+        "operation": operation,
+        "timestamp": _now(),
+    }
     if value is not None:
         message["value"] = value
     return message

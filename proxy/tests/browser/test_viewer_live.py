@@ -6,7 +6,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from playwright.sync_api import expect
-from session_events import chunk, replied, said
+from session_events import change, chunk, replied, said
 from viewer_stack import screenshot_target, user_token
 
 if TYPE_CHECKING:
@@ -24,8 +24,8 @@ def _sid() -> str:
 def test_two_users_see_each_other_live(
     viewer_stack: ViewerStack, open_viewer: Callable[..., ViewerPage], tmp_path: Path
 ) -> None:
-    sid = _sid()
-    viewer_stack.session(sid)
+    sid = f"incident-review-{uuid.uuid4().hex[:4]}"
+    path = viewer_stack.session(sid)
     alice = open_viewer(f"/sessions/{sid}")
     alice.sign_in(user_token("alice"))
     alice.wait_live()
@@ -36,24 +36,39 @@ def test_two_users_see_each_other_live(
     expect(alice.person("bob")).to_have_attribute("data-online", "true")
     expect(bob.person("alice")).to_have_attribute("data-online", "true")
 
-    alice.page.fill("#compose-text", "hello")
+    question = "Can someone summarise last night's incident?"
+    alice.page.fill("#compose-text", question)
     expect(bob.typing).to_have_text("alice is typing…")
     alice.page.press("#compose-text", "Enter")
-    expect(bob.texts).to_have_text(["hello"])
+    expect(bob.texts).to_have_text([question])
     expect(bob.typing).to_have_text("")
-    bob.post("hi alice")
-    expect(alice.texts).to_have_text(["hello", "hi alice"])
+    answer = "Asking the assistant, one moment."
+    bob.post(answer)
+    expect(alice.texts).to_have_text([question, answer])
     expect(alice.messages.last.locator(".author")).to_have_text("bob")
-    expect(bob.texts).to_have_text(["hello", "hi alice"])
-    # The offset shown is the stream's tail.
-    tail = viewer_stack.admin.head(f"/ds/sessions/{sid}").headers["Stream-Next-Offset"]
-    expect(alice.offset).to_have_text(tail)
+    expect(bob.texts).to_have_text([question, answer])
 
+    # An assistant reply on its way, a reaction, bob typing: what docs/viewer.md shows.
+    reply = ["The primary lost its disk at 02:10; ", "writes failed over to the replica "]
+    viewer_stack.append(path, *(chunk("msg:reply", part, i) for i, part in enumerate(reply)))
+    expect(bob.message_text("msg:reply")).to_have_text("".join(reply))
+    question_id = (alice.messages.first.get_attribute("data-key") or "").removeprefix("msg:")
+    viewer_stack.append(path, change("reaction", f"reaction:{question_id}:bob:+1", "insert"))
+    expect(alice.messages.first.locator(".reaction")).to_have_text(["+1 1"])
+    bob.page.fill("#compose-text", "Thanks")
+    expect(alice.typing).to_have_text("bob is typing…")
+    # The offset shown is the stream's tail.
+    tail = viewer_stack.admin.head(path).headers["Stream-Next-Offset"]
+    expect(alice.offset).to_have_text(tail)
     shot = tmp_path / "viewer.png"
-    alice.page.screenshot(path=str(shot))
+    alice.page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1180, "height": 400})
     target = screenshot_target()
     if target is not None:
         target.write_bytes(shot.read_bytes())
+
+    # Bob leaves: his page says so on its way out.
+    bob.page.close()
+    expect(alice.person("bob")).to_have_attribute("data-online", "false")
 
 
 def _open_as(open_viewer: Callable[..., ViewerPage], sid: str, user: str) -> ViewerPage:

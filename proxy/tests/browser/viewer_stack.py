@@ -45,6 +45,6 @@ def user_token(sub: str) -> str:
 
 
 def screenshot_target() -> Path | None:
-    """Where to save the docs' screenshot (`make viewer-screenshot` sets it), or None."""
+    """Where to save the docs' screenshot (`make viewer-shot` sets it), or None."""
     target = os.environ.get("DS_VIEWER_SCREENSHOT")
     return Path(target) if target else None
