@@ -13,7 +13,7 @@ from viewer_stack import user_token
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from playwright.sync_api import Request
+    from playwright.sync_api import Request, Response
     from viewer_page import ViewerPage
     from viewer_stack import ViewerStack
 
@@ -83,8 +83,29 @@ def test_a_reload_resumes_without_duplicates(
     expect(page.texts).to_have_text(["before", "half way there", "from alice", "again"])
     tail = viewer_stack.admin.head(path).headers["Stream-Next-Offset"]
     expect(page.offset).to_have_text(tail)
-    # What the stream holds: each message from the page once (the producer's
-    # new epoch after the reload was accepted, nothing was doubled).
+
+    # A tab duplicated from this one holds the same producer id with an older
+    # epoch: the server fences it (403), the page claims a newer epoch and posts.
+    page.page.evaluate(
+        """() => {
+            const saved = JSON.parse(sessionStorage.getItem("ds-viewer:producer"));
+            sessionStorage.setItem("ds-viewer:producer", JSON.stringify({...saved, epoch: -1}));
+        }"""
+    )
+    posts: list[Response] = []
+    page.page.on("response", lambda r: posts.append(r) if r.request.method == "POST" else None)
+    page.page.reload()
+    page.wait_joined("alice")
+    page.post("from the old epoch")
+    expect(page.texts).to_have_text(
+        ["before", "half way there", "from alice", "again", "from the old epoch"]
+    )
+    # What the stream holds: each message from the page once (every epoch the
+    # page claimed was accepted, nothing was doubled).
     stream = viewer_stack.admin.get(path, params={"offset": "-1"}).json()
     posted = [m["value"]["text"] for m in stream if m.get("type") == "message"]
-    assert posted == ["before", "from alice", "again"]
+    assert posted == ["before", "from alice", "again", "from the old epoch"]
+    answers = [(int(r.request.headers["producer-epoch"]), r.status) for r in posts]
+    # Epoch 0 was fenced (the stream knew epoch 1); the page went on with 2.
+    assert (0, 403) in answers, answers
+    assert answers[-1] == (2, 200), answers

@@ -83,17 +83,19 @@ async function listSessions(bucket, more) {
   }
 }
 
+// Posts go out with the token and user the session was opened with, so a
+// token changed meanwhile never posts as someone else.
 function announce(open, message) {
-  if (self() === null) return Promise.resolve();
-  return producer.append(open.path, app.token, message).catch((error) => {
-    view.notice(`Could not post to the session: ${describe(error, app.claims)}`);
+  if (open.user === null) return Promise.resolve();
+  return producer.append(open.path, open.token, message).catch((error) => {
+    view.notice(`Could not post to the session: ${describe(error, claimsOf(open.token))}`);
   });
 }
 
-function presence(status) {
+function presence(open, status) {
   return {
     type: "presence",
-    key: `user:${self()}`,
+    key: `user:${open.user}`,
     operation: "set",
     value: { status },
     timestamp: new Date().toISOString(),
@@ -102,15 +104,23 @@ function presence(status) {
 
 function leave(open) {
   open.follower?.stop();
-  if (self() !== null) {
-    producer.appendOnExit(open.path, app.token, presence("offline"));
+  if (open.user !== null) {
+    producer.appendOnExit(open.path, open.token, presence(open, "offline"));
   }
 }
 
 async function openSession(bucket, session) {
   if (app.open !== null) leave(app.open);
   const path = dsPath(bucket, session);
-  const open = { bucket, session, path, state: new SessionState(), follower: null };
+  const open = {
+    bucket,
+    session,
+    path,
+    token: app.token,
+    user: self(),
+    state: new SessionState(),
+    follower: null,
+  };
   app.open = open;
   view.openSession(bucket, session);
   if (app.token === "") {
@@ -124,10 +134,10 @@ async function openSession(bucket, session) {
     if (app.open !== open) return; // another session was opened meanwhile
     if (snapshot !== null) open.state.loadSnapshot(snapshot);
     for (const message of messages) open.state.apply(message);
-    view.state(open.state, self());
+    view.state(open.state, open.user);
     view.offset(nextOffset);
     follow(open, nextOffset);
-    await announce(open, presence("online"));
+    await announce(open, presence(open, "online"));
   } catch (error) {
     if (app.open !== open) return;
     view.connection("stopped");
@@ -136,10 +146,10 @@ async function openSession(bucket, session) {
 }
 
 function follow(open, offset) {
-  open.follower = new Follower(open.path, app.token, offset, {
+  open.follower = new Follower(open.path, open.token, offset, {
     onBatch(messages, next) {
       for (const message of messages) open.state.apply(message);
-      view.state(open.state, self());
+      view.state(open.state, open.user);
       view.offset(next);
     },
     onState(state) {
@@ -158,11 +168,11 @@ function follow(open, offset) {
 
 async function post(text) {
   const open = app.open;
-  if (open === null || self() === null) return;
+  if (open === null || open.user === null) return;
   const message = {
     type: "message",
     key: `msg:${crypto.randomUUID()}`,
-    value: { role: "user", text, author: `user:${self()}` },
+    value: { role: "user", text, author: `user:${open.user}` },
     headers: { operation: "insert", timestamp: new Date().toISOString() },
   };
   await stopTyping(open);
@@ -174,14 +184,14 @@ function typing(open) {
   app.typingTimer = setTimeout(() => stopTyping(open), TYPING_IDLE_MS);
   if (Date.now() - app.typingSentAt < TYPING_REFRESH_MS) return;
   app.typingSentAt = Date.now();
-  announce(open, { type: "typing", key: `user:${self()}`, operation: "set", value: {} });
+  announce(open, { type: "typing", key: `user:${open.user}`, operation: "set", value: {} });
 }
 
 function stopTyping(open) {
   clearTimeout(app.typingTimer);
   if (app.typingSentAt === 0) return Promise.resolve();
   app.typingSentAt = 0;
-  return announce(open, { type: "typing", key: `user:${self()}`, operation: "remove" });
+  return announce(open, { type: "typing", key: `user:${open.user}`, operation: "remove" });
 }
 
 function wire() {
@@ -220,7 +230,7 @@ function wire() {
     post(text);
   });
   byId("compose-text").addEventListener("input", () => {
-    if (app.open !== null && self() !== null) typing(app.open);
+    if (app.open !== null && app.open.user !== null) typing(app.open);
   });
   window.addEventListener("hashchange", () => {
     const { bucket, session } = route();
