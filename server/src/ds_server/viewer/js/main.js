@@ -104,7 +104,7 @@ function presence(open, status) {
 
 function leave(open) {
   open.follower?.stop();
-  if (open.user !== null) {
+  if (open.joined) {
     producer.appendOnExit(open.path, open.token, presence(open, "offline"));
   }
 }
@@ -120,6 +120,7 @@ async function openSession(bucket, session) {
     user: self(),
     state: new SessionState(),
     follower: null,
+    joined: false, // its user's presence was posted, so leaving posts "offline"
   };
   app.open = open;
   view.openSession(bucket, session);
@@ -137,6 +138,7 @@ async function openSession(bucket, session) {
     view.state(open.state, open.user);
     view.offset(nextOffset);
     follow(open, nextOffset);
+    open.joined = open.user !== null;
     await announce(open, presence(open, "online"));
   } catch (error) {
     if (app.open !== open) return;
