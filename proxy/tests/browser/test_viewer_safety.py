@@ -97,3 +97,16 @@ def test_a_token_that_expires_while_following_stops_with_a_clear_message(
     expect(page.connection).to_have_text("stopped", timeout=(valid_for + 10) * 1000)
     expect(page.notice).to_contain_text("The gateway rejected the token (Jwt is expired)")
     expect(page.texts).to_have_text(["still here"])
+
+
+def test_the_dev_stack_offers_its_token(
+    viewer_stack: ViewerStack, open_viewer: Callable[..., ViewerPage]
+) -> None:
+    sid = _sid()
+    viewer_stack.session(sid)
+    page = open_viewer()
+    expect(page.page.locator("#identity")).to_have_text("No token yet.")
+    page.page.click("#dev-token")
+    expect(page.page.locator("#identity")).to_contain_text("Signed in as dev")
+    page.open(sid)
+    page.wait_joined("dev")
