@@ -13,8 +13,12 @@ CONFORMANCE_BACKENDS ?= memory sqlite file-durable file-fast
 DIST := build/dist
 COMPILED := build/compiled
 SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The browser tests drive Debian's Chromium: Playwright's own browser download
+# cannot reach its servers, and CI machines may not have the package yet.
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server test lint typecheck unit viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -33,7 +37,11 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-setup: $(VENV)/.synced conformance/node_modules/.installed ## Install everything (uv, Python workspace, npm packages)
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends chromium
+
+setup: $(VENV)/.synced conformance/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
 
 dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server on 127.0.0.1:4437
 	$(PY) -m ds_proxy.dev
@@ -50,8 +58,16 @@ lint: $(VENV)/.synced ## ruff lint + format check
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
 
-unit: $(VENV)/.synced ## pytest: unit, store contract, HTTP and gateway (real Envoy) tests
+unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy) and browser tests
 	$(VENV)/bin/pytest -q
+
+viewer-test: $(VENV)/.synced $(CHROMIUM) ## The session viewer's browser tests alone (Chromium, Envoy, ds-server)
+	$(VENV)/bin/pytest -q proxy/tests/browser
+
+viewer-shot: $(VENV)/.synced $(CHROMIUM) ## Refresh docs/img/viewer.png from a live session (a browser test)
+	@mkdir -p docs/img
+	DS_VIEWER_SCREENSHOT=docs/img/viewer.png $(VENV)/bin/pytest -q \
+		proxy/tests/browser/test_viewer_live.py -k test_two_users_see_each_other_live
 
 extensions: $(VENV)/.synced ## The /ds extension suite against a real ds-server, every backend
 	$(VENV)/bin/pytest -q server/tests/extensions
@@ -103,7 +119,6 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
-SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)

@@ -179,15 +179,24 @@ def test_rules(config: ec.Config) -> None:
             }
         }
     }
+    # The viewer's page: reading it needs no token (GET and HEAD of /ui and below only).
     assert rules[2] == {
+        "match": {
+            "safe_regex": {"regex": "^/ui(/.*)?$"},
+            "headers": [
+                {"name": ":method", "string_match": {"safe_regex": {"regex": "^(GET|HEAD)$"}}}
+            ],
+        }
+    }
+    assert rules[3] == {
         "match": {
             "prefix": "/",
             "headers": [{"name": ":method", "string_match": {"exact": "GET"}}],
         },
         "requires": {"provider_name": "ds_bearer_or_query"},
     }
-    assert rules[3] == {"match": {"prefix": "/"}, "requires": {"provider_name": "ds_bearer"}}
-    assert len(rules) == 4
+    assert rules[4] == {"match": {"prefix": "/"}, "requires": {"provider_name": "ds_bearer"}}
+    assert len(rules) == 5
 
 
 def test_dev_jwks_is_the_committed_test_key() -> None:

@@ -83,6 +83,9 @@ class HttpSection(BaseModel):
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default=["*"], description="allowed CORS origins, comma-separated (`*` = any)"
     )
+    viewer: bool = Field(
+        default=True, description="serve the session viewer at `/ui/` (docs/viewer.md)"
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod
