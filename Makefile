@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server test lint typecheck unit viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server test lint typecheck unit unit-spread unit-spark unit-browser viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -58,8 +58,25 @@ lint: $(VENV)/.synced ## ruff lint + format check
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
 
-unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy) and browser tests
-	$(VENV)/bin/pytest -q
+# The suite mostly waits on real servers, so it runs as three pytest processes
+# side by side: everything else spread over PYTEST_WORKERS xdist workers, the
+# Spark tests in one process (they share one JVM), the browser tests in one
+# (they share one Chromium, and Playwright's sync API holds an event loop that
+# other asyncio tests can't share). Each one's output is printed when it ends.
+PYTEST_WORKERS ?= 3
+PYTEST_ARGS ?=
+
+unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark and browser tests
+	@$(MAKE) --no-print-directory -j3 --output-sync=target unit-spread unit-spark unit-browser
+
+unit-spread: $(VENV)/.synced
+	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --ignore=spark/tests --ignore=proxy/tests/browser $(PYTEST_ARGS)
+
+unit-spark: $(VENV)/.synced
+	$(VENV)/bin/pytest -q spark/tests $(PYTEST_ARGS)
+
+unit-browser: $(VENV)/.synced $(CHROMIUM)
+	$(VENV)/bin/pytest -q proxy/tests/browser $(PYTEST_ARGS)
 
 viewer-test: $(VENV)/.synced $(CHROMIUM) ## The session viewer's browser tests alone (Chromium, Envoy, ds-server)
 	$(VENV)/bin/pytest -q proxy/tests/browser

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def viewer_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewerStack]:
     """ds-server (memory store, gateway auth) behind Envoy, on free loopback ports.
 
@@ -65,9 +65,12 @@ def viewer_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewerSta
         server.stop()
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an event loop running
+# in the main thread while it is open, which breaks every asyncio test that
+# would run after these in the same process.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole run; each test opens its own contexts."""
+    """One headless Chromium for these tests; each test opens its own contexts."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: `make setup` installs Debian's chromium")
     with sync_playwright() as playwright:

@@ -6,6 +6,10 @@ For each backend: start ``ds-server`` on a free loopback port (with a fresh
 data directory), wait for /healthz, run the vitest suite in conformance/,
 stop the server. Exits non-zero if any run fails.
 
+The backends run side by side (``CONFORMANCE_JOBS``, default 2): a run
+spends most of its time waiting (long-polls of up to a second, SSE
+timeouts), not computing. Each run's output is printed whole when it ends.
+
 ``--compiled`` first checks that the server runs the compiled build (put on
 ``PYTHONPATH`` by ``make conformance-compiled``), so a build that failed to
 load can't pass as plain Python.
@@ -17,6 +21,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,6 +35,8 @@ LONG_POLL_SECS = "1"
 
 
 def run_suite(backend: str) -> int:
+    """Run the suite against one backend; its output is printed when it ends."""
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ds-conformance-") as data_dir:
         env = {
             "DS_STORAGE__MODE": backend,
@@ -37,7 +45,6 @@ def run_suite(backend: str) -> int:
             "DS_SERVER__LONG_POLL_TIMEOUT_SECS": LONG_POLL_SECS,
         }
         with ServerProcess(env=env) as server:
-            print(f"== conformance: backend={backend} url={server.url}", flush=True)
             vitest = SUITE_DIR / "node_modules" / ".bin" / "vitest"
             completed = subprocess.run(
                 [str(vitest), "run"],
@@ -48,9 +55,18 @@ def run_suite(backend: str) -> int:
                     "CONFORMANCE_LONG_POLL_MS": str(int(float(LONG_POLL_SECS) * 1000)),
                     "FORCE_COLOR": "0",
                 },
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
                 check=False,
             )
-            return completed.returncode
+    outcome = "passed" if completed.returncode == 0 else "FAILED"
+    print(
+        f"== conformance: backend={backend} url={server.url}\n{completed.stdout}"
+        f"== conformance: backend={backend} {outcome} in {time.monotonic() - started:.0f}s",
+        flush=True,
+    )
+    return completed.returncode
 
 
 def require_compiled() -> None:
@@ -71,7 +87,10 @@ def main() -> None:
         args.remove("--compiled")
         require_compiled()
     backends = args or ["memory"]
-    failed = [backend for backend in backends if run_suite(backend) != 0]
+    jobs = max(1, int(os.environ.get("CONFORMANCE_JOBS", "2")))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        codes = list(pool.map(run_suite, backends))
+    failed = [backend for backend, code in zip(backends, codes, strict=True) if code != 0]
     if failed:
         print(f"conformance failed for: {', '.join(failed)}", file=sys.stderr)
         sys.exit(1)
