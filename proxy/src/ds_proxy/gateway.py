@@ -34,9 +34,7 @@ def envoy_argv(config_path: Path, *, concurrency: int = 2, log_level: str = "war
     ]
 
 
-def render(
-    config_out: Path, *, listen_port: int, upstream_port: int, admin_port: int
-) -> Path:
+def render(config_out: Path, *, listen_port: int, upstream_port: int, admin_port: int) -> Path:
     """Write the dev config, on these loopback ports, to ``config_out``."""
     config = ec.localize(
         ec.load(DEV_CONFIG),

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from ds_stack.dev import banner, config as defaults
+from ds_stack.dev import banner
+from ds_stack.dev import config as defaults
 from ds_stack.dev.config import StackConfig
 from ds_stack.dev.lock import AlreadyRunning, NotRunning, StateLock, held, running_stack
 from ds_stack.dev.stack import Stack

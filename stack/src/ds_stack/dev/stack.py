@@ -10,6 +10,7 @@ reverse order.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import time
 from typing import TYPE_CHECKING, Protocol
 
@@ -17,13 +18,15 @@ from ds_stack import components
 from ds_stack.dev.config import DATABASE
 from ds_stack.dev.tokens import PendingTokens, TokenRequest
 from ds_stack.launcher import Process
-from ds_stack.ports import require_free
+from ds_stack.ports import LOOPBACK, require_free
 from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
 
 if TYPE_CHECKING:
     from ds_stack.dev.config import StackConfig
     from ds_stack.launcher import ProcessSpec
 
+# sessions.md §1: the default bucket of session streams (buckets are created explicitly).
+SESSIONS_BUCKET = "sessions"
 # The components in start order; stopped in reverse.
 COMPONENTS = ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat")
 
@@ -109,6 +112,7 @@ class Stack:
             self.server.wait_ready()
             report.ready("ds-server", self._elapsed())
             self.gateway.wait_ready()
+            self._create_bucket(SESSIONS_BUCKET)
             report.ready("envoy", self._elapsed())
             self.sync = Process(self._sync_spec())
             self.sync.start()
@@ -123,6 +127,20 @@ class Stack:
 
     def _elapsed(self) -> float:
         return time.monotonic() - self.started_at
+
+    def _create_bucket(self, bucket: str) -> None:
+        """Create ``bucket`` through the gateway unless it exists (409)."""
+        connection = http.client.HTTPConnection(LOOPBACK, self.config.gateway_port, timeout=10)
+        try:
+            headers = {"Authorization": f"Bearer {self.tokens['user']}"}
+            connection.request("PUT", f"/ds/{bucket}", headers=headers)
+            response = connection.getresponse()
+            status = response.status
+            body = response.read().decode(errors="replace").strip()
+        finally:
+            connection.close()
+        if status not in (201, 409):
+            raise RuntimeError(f"creating the {bucket!r} bucket: {status} {body}")
 
     def _token_requests(self) -> dict[str, TokenRequest]:
         ttl = self.config.token_ttl_secs

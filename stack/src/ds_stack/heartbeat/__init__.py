@@ -1,4 +1,4 @@
-"""The heartbeat producer of the reference stack's dev profile (``python -m ds_stack.heartbeat``)."""
+"""The heartbeat producer of the reference stack's dev profile: ``python -m ds_stack.heartbeat``."""
 
 from __future__ import annotations
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +21,8 @@ import httpx
 import psycopg
 
 if TYPE_CHECKING:
+    import threading
+
     from ds_stack.heartbeat.settings import Settings
 
 JSON = "application/json"

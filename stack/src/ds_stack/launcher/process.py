@@ -7,6 +7,7 @@ child it started, or a descendant, owns the listening socket.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import threading
@@ -34,7 +35,6 @@ class Process:
         self.spec = spec
         self.ready_secs: float | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
         self._log_start = 0
         self._started_at = 0.0
 
@@ -70,29 +70,32 @@ class Process:
             raise LaunchError(f"{self.name} is already running (pid {self.pid})")
         spec = self.spec
         port_owners.require_free(spec.ports_required_free)
-        if spec.log_path is not None:
-            spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = spec.log_path.open("ab")
-            self._log_start = self._log.tell()
         preexec = None
         if spec.die_with_parent and threading.current_thread() is threading.main_thread():
             # The signal goes when the launching *thread* ends: only the main thread's is safe.
             preexec = die_with_parent(spec.stop_signal)
-        self._started_at = time.monotonic()
-        self.ready_secs = None
-        self._process = subprocess.Popen(
-            list(spec.argv),
-            env=None if spec.env is None else dict(spec.env),
-            cwd=spec.cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT if self._log else None,
-            start_new_session=spec.new_session,
-            preexec_fn=preexec,
-            user=spec.user,
-            group=spec.group,
-            extra_groups=None if spec.user is None else [],
-        )
+        with contextlib.ExitStack() as opened:
+            log: IO[bytes] | None = None
+            if spec.log_path is not None:
+                spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+                # The child keeps its own descriptor; ours closes once it has started.
+                log = opened.enter_context(spec.log_path.open("ab"))
+                self._log_start = log.tell()
+            self._started_at = time.monotonic()
+            self.ready_secs = None
+            self._process = subprocess.Popen(
+                list(spec.argv),
+                env=None if spec.env is None else dict(spec.env),
+                cwd=spec.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT if log else None,
+                start_new_session=spec.new_session,
+                preexec_fn=preexec,
+                user=spec.user,
+                group=spec.group,
+                extra_groups=None if spec.user is None else [],
+            )
 
     def wait_ready(self) -> None:
         """Poll until ready; on failure stop the child and raise LaunchError."""
@@ -195,9 +198,6 @@ class Process:
         return self._process.wait(timeout=timeout)
 
     def _release(self) -> None:
-        if self._log is not None:
-            self._log.close()
-            self._log = None
         for path in self.spec.owned_files:
             path.unlink(missing_ok=True)
 
@@ -225,4 +225,3 @@ def signal_name(status: int | None) -> str:
         except ValueError:
             return f"signal {-status}"
     return f"status {status}"
-

@@ -19,7 +19,9 @@ def http_status(url: str, timeout: float = 1.0) -> int | None:
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
-    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+    connection = http.client.HTTPConnection(
+        parts.hostname or "127.0.0.1", parts.port, timeout=timeout
+    )
     try:
         connection.request("GET", path)
         return connection.getresponse().status
