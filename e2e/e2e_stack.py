@@ -31,8 +31,10 @@ def stack_config() -> StackConfig:
     Not under pytest's tmp_path: its base is private to root (0700), and
     Postgres runs as another user, which must reach its data directory.
     """
+    state_dir = Path(tempfile.mkdtemp(prefix="ds-e2e-"))
+    state_dir.chmod(0o755)  # mkdtemp's 0700 would keep Postgres's user out
     return StackConfig(
-        state_dir=Path(tempfile.mkdtemp(prefix="ds-e2e-")),
+        state_dir=state_dir,
         gateway_port=free_port(),
         server_port=free_port(),
         admin_port=free_port(),

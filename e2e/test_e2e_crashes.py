@@ -74,6 +74,10 @@ async def _when(progress: Callable[[], bool], action: Callable[[], Awaitable[Non
     await action()
 
 
+async def _noop() -> None:
+    pass
+
+
 async def test_kill9_of_ds_server_with_readers_and_producers_running(e2e: E2E) -> None:
     """SIGKILL of ds-server while producers append and SSE readers follow: producers retry
     until acknowledged, readers reconnect from their offsets, ds-sync catches up, and every
@@ -125,13 +129,16 @@ async def test_kill9_of_ds_sync_during_a_burst(e2e: E2E) -> None:
         pg_tail = http.head("/v1/stream/pg-items").headers["Stream-Next-Offset"]
     kills = 0
 
-    async def crash_sync() -> None:
+    async def crash_sync_twice(progress: Callable[[float], bool]) -> None:
         nonlocal kills
-        assert e2e.stack.sync is not None
-        e2e.stack.sync.kill()  # SIGKILL of the real process
-        kills += 1
-        await asyncio.sleep(0.3)
-        await asyncio.to_thread(e2e.stack.sync.start)
+        sync = e2e.stack.sync
+        assert sync is not None
+        for share in (0.25, 0.6):
+            await _when(lambda share=share: progress(share), _noop)
+            sync.kill()  # SIGKILL of the real process
+            kills += 1
+            await asyncio.sleep(0.3)
+            await asyncio.to_thread(sync.start)
 
     async def insert_rows() -> None:
         for title in titles:
@@ -142,12 +149,14 @@ async def test_kill9_of_ds_sync_during_a_burst(e2e: E2E) -> None:
 
     async with e2e.async_client() as http:
         producers = [Producer(http, f"/ds/sessions/{session}-{s}", f"b{s}") for s in range(streams)]
-        done = lambda share: lambda: min(p.seq for p in producers) * 4 >= per_stream * share  # noqa: E731
+
+        def progress(share: float) -> bool:
+            return min(p.seq for p in producers) * 4 >= per_stream * share
+
         await asyncio.gather(
             _produce(producers, per_stream, batch=4, pause=0.01),
             insert_rows(),
-            _when(done(0.25), crash_sync),
-            _when(done(0.6), crash_sync),
+            crash_sync_twice(progress),
         )
     assert kills == 2
     expected = _keys(session, streams, per_stream)

@@ -39,6 +39,8 @@ def _run_snapshots(e2e: E2E, stream: str) -> subprocess.CompletedProcess[str]:
         # This session only: the run must not fold every other test's sessions.
         "DS_SPARK__STREAMS": stream,
         "DS_SPARK__MASTER": "local[2]",
+        # One session: a couple of shuffle partitions, not Spark's 200 tasks per stage.
+        "PYSPARK_SUBMIT_ARGS": "--conf spark.sql.shuffle.partitions=2 pyspark-shell",
         "SPARK_LOCAL_IP": "127.0.0.1",
     }
     return subprocess.run(

@@ -134,7 +134,8 @@ def run(config: StackConfig) -> int:
         stopping = time.monotonic()
         stack.stop()
         lock.release()
-        banner.say(f"stopped everything in {time.monotonic() - stopping:.1f} s")
+        if stack.started_at:
+            banner.say(f"stopped everything in {time.monotonic() - stopping:.1f} s")
     return status
 
 

@@ -97,8 +97,8 @@ class Stack:
         """
         report = reporter or Silent()
         config = self.config
-        self.started_at = time.monotonic()
         require_free(config.ports().values())
+        self.started_at = time.monotonic()
         config.logs_dir.mkdir(parents=True, exist_ok=True)
         pending = PendingTokens(self._token_requests())
         try:
