@@ -12,6 +12,7 @@ import asyncio
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 from e2e_clients import Producer, Reader, create, wait_until
 from e2e_events import message
@@ -74,11 +75,28 @@ async def _when(progress: Callable[[], bool], action: Callable[[], Awaitable[Non
     await action()
 
 
+def _metric(e2e: E2E, name: str) -> float:
+    """One of ds-sync's unlabelled metrics."""
+    text = httpx.get(f"{e2e.stack.config.sync_url}/metrics", timeout=10).text
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == name:
+            return float(value)
+    raise AssertionError(f"ds-sync has no metric {name}")
+
+
+def _report(capsys: pytest.CaptureFixture[str], line: str) -> None:
+    with capsys.disabled():
+        print(f"\ne2e: {line}")
+
+
 async def _noop() -> None:
     pass
 
 
-async def test_kill9_of_ds_server_with_readers_and_producers_running(e2e: E2E) -> None:
+async def test_kill9_of_ds_server_with_readers_and_producers_running(
+    e2e: E2E, capsys: pytest.CaptureFixture[str]
+) -> None:
     """SIGKILL of ds-server while producers append and SSE readers follow: producers retry
     until acknowledged, readers reconnect from their offsets, ds-sync catches up, and every
     message is read and stored exactly once, in each producer's order."""
@@ -115,9 +133,19 @@ async def test_kill9_of_ds_server_with_readers_and_producers_running(e2e: E2E) -
     assert read == expected  # and in order
     wait_until(lambda: _stored(e2e, session) == expected, timeout=90, what="ds-sync caught up")
     assert e2e.stack.exited() is None
+    _report(
+        capsys,
+        f"ds-server SIGKILLed with {streams} producers x {per_stream} appends and {streams} "
+        f"SSE readers running: {sum(p.retries for p in producers)} appends retried "
+        f"({sum(p.duplicates for p in producers)} were stored already), readers reconnected "
+        f"{sum(r.reconnects for r in readers)} times; read and session_events: 0 lost, "
+        "0 doubled, in order",
+    )
 
 
-async def test_kill9_of_ds_sync_during_a_burst(e2e: E2E) -> None:
+async def test_kill9_of_ds_sync_during_a_burst(
+    e2e: E2E, capsys: pytest.CaptureFixture[str]
+) -> None:
     """SIGKILL of ds-sync, twice, during a burst of appends and items inserts: after each
     restart it resumes from its committed checkpoints; session_events and pg-items end with
     every event and row exactly once."""
@@ -173,6 +201,11 @@ async def test_kill9_of_ds_sync_during_a_burst(e2e: E2E) -> None:
     await reader.read_until(lambda got: True, give_up_secs=10)
     assert Counter(ours(reader.messages)) == Counter(titles)
     assert e2e.stack.exited() is None
+    _report(
+        capsys,
+        f"ds-sync SIGKILLed {kills} times during {streams} x {per_stream} events and "
+        f"{len(titles)} items inserts: session_events and pg-items 0 lost, 0 doubled",
+    )
 
 
 def _title(change: Any) -> str | None:
@@ -180,7 +213,7 @@ def _title(change: Any) -> str | None:
     return value.get("title") if isinstance(value, dict) else None
 
 
-async def test_postgres_restart(e2e: E2E) -> None:
+async def test_postgres_restart(e2e: E2E, capsys: pytest.CaptureFixture[str]) -> None:
     """Postgres stops (fast shutdown) and starts again while producers write sessions:
     ds-sync rides through, every event is stored exactly once, and rows inserted after the
     restart reach pg-items."""
@@ -189,6 +222,8 @@ async def test_postgres_restart(e2e: E2E) -> None:
         for s in range(streams):
             create(http, f"/ds/sessions/{session}-{s}")
         pg_tail = http.head("/v1/stream/pg-items").headers["Stream-Next-Offset"]
+
+    errors_before = _metric(e2e, "ds_sync_database_errors_total")
 
     async def restart_postgres() -> None:
         await asyncio.to_thread(e2e.stack.postgres.stop)
@@ -211,4 +246,12 @@ async def test_postgres_restart(e2e: E2E) -> None:
     )
     await reader.read_until(lambda got: any(_title(m) == title for m in got))
     assert [_title(m) for m in reader.messages].count(title) == 1
+    errors = _metric(e2e, "ds_sync_database_errors_total") - errors_before
+    assert errors > 0, "ds-sync never met the restart"
     assert e2e.stack.exited() is None
+    _report(
+        capsys,
+        f"Postgres restarted during {streams} x {per_stream} appends; ds-sync met "
+        f"{int(errors)} database errors and stayed up: session_events 0 lost, 0 doubled; "
+        "a row inserted after the restart reached pg-items once",
+    )
