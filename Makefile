@@ -14,10 +14,10 @@ DIST := build/dist
 COMPILED := build/compiled
 SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
 
-.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit e2e extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -35,13 +35,31 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 
 setup: $(VENV)/.synced conformance/node_modules/.installed ## Install everything (uv, Python workspace, npm packages)
 
-dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server on 127.0.0.1:4437
-	$(PY) -m ds_proxy.dev
+# `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
+# Only from the command line: a PORT in the environment is usually another program's.
+DEV_DIR ?= .dev
+dev_flag = $(if $(filter command line,$(origin $(1))),$(2) $($(1)))
+DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
+	$(call dev_flag,SERVER_PORT,--server-port) $(call dev_flag,ADMIN_PORT,--admin-port) \
+	$(call dev_flag,PG_PORT,--pg-port) $(call dev_flag,SYNC_PORT,--sync-port) \
+	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs)
 
-dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth)
-	$(VENV)/bin/ds-server
+dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT=)
+	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
-test: setup lint typecheck unit conformance conformance-compiled docs ## Lint, type-check, unit/HTTP tests, conformance (plain and compiled), docs build
+dev-reset: $(VENV)/.synced ## Delete the dev stack's data in .dev/ (streams, Postgres, logs); refuses while `make dev` runs
+	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) reset
+
+analytics: $(VENV)/.synced ## ds-spark analytics against the running `make dev` stack (output in .dev/spark-output)
+	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark analytics
+
+snapshots: $(VENV)/.synced ## ds-spark snapshots against the running `make dev` stack
+	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark snapshots
+
+dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
+	DS_STORAGE__DATA_DIR=$(DEV_DIR)/streams $(VENV)/bin/ds-server
+
+test: setup lint typecheck unit conformance conformance-compiled docs ## Lint, type-check, unit/HTTP/gateway/e2e tests, conformance (plain and compiled), docs build
 
 lint: $(VENV)/.synced ## ruff lint + format check
 	$(VENV)/bin/ruff check .
@@ -50,8 +68,11 @@ lint: $(VENV)/.synced ## ruff lint + format check
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
 
-unit: $(VENV)/.synced ## pytest: unit, store contract, HTTP and gateway (real Envoy) tests
+unit: $(VENV)/.synced ## pytest: unit, store contract, HTTP, gateway (real Envoy) and e2e tests
 	$(VENV)/bin/pytest -q
+
+e2e: $(VENV)/.synced ## The e2e suite alone: the whole stack, black-box through Envoy (also part of `make unit`)
+	$(VENV)/bin/pytest -q e2e
 
 extensions: $(VENV)/.synced ## The /ds extension suite against a real ds-server, every backend
 	$(VENV)/bin/pytest -q server/tests/extensions
@@ -120,5 +141,5 @@ fmt: $(VENV)/.synced ## Format and auto-fix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-clean: ## Remove build and test artefacts (keeps .venv and node_modules)
+clean: ## Remove build and test artefacts (keeps .venv, node_modules and the dev stack's data: make dev-reset)
 	rm -rf site build .pytest_cache .mypy_cache .ruff_cache .hypothesis
