@@ -1,4 +1,4 @@
-"""``make dev`` (``python -m ds_stack.dev``): the whole stack, Ctrl-C, a second one, restarts, reset.
+"""``make dev`` (``python -m ds_stack.dev``): Ctrl-C, a second one, restarts, reset."""
 
 The stack itself is exercised by the e2e suite; this is the command around
 it: what it prints, that Ctrl-C leaves no process behind, that its state
@@ -100,7 +100,9 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(state_dir:
         assert created.status_code == 201
         # ds-server answers nothing without the gateway's identity.
         direct = f"http://127.0.0.1:{chosen['--server-port']}/v1/stream/kept/room"
-        assert httpx.get(direct, params={"offset": "-1"}).status_code == 401
+        refused = httpx.get(direct, params={"offset": "-1"})
+        assert refused.status_code == 401
+        assert "send requests through the gateway" in refused.text
         children = _family(launcher.pid)
         assert len(children) >= 6  # the launcher, ds-server, envoy, postgres (+ its own), ...
     assert launcher.returncode == 0, log.read_text()
