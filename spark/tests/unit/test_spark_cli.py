@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from ds_spark.cli import failure_message
 from ds_spark.errors import StreamError
 
