@@ -1,4 +1,4 @@
-"""``make dev`` (``python -m ds_stack.dev``): Ctrl-C, a second one, restarts, reset."""
+"""``make dev`` (``python -m ds_stack.dev``): Ctrl-C, a second one, restarts, reset.
 
 The stack itself is exercised by the e2e suite; this is the command around
 it: what it prints, that Ctrl-C leaves no process behind, that its state

@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
-import pytest
 from ds_spark.cli import failure_message
 from ds_spark.errors import StreamError
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
