@@ -102,12 +102,13 @@ class Stack:
         config.logs_dir.mkdir(parents=True, exist_ok=True)
         pending = PendingTokens(self._token_requests())
         try:
+            # ds-server, Envoy and the token mints start while Postgres does.
             self.server.launch()
             self.gateway.launch()
-            self.tokens = pending.result()
-            report.tokens(self.tokens)
             self.postgres.start()
             self.postgres.create_database(DATABASE)
+            self.tokens = pending.result()
+            report.tokens(self.tokens)
             report.ready("postgres", self._elapsed())
             self.server.wait_ready()
             report.ready("ds-server", self._elapsed())
