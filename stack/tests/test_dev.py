@@ -103,6 +103,14 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(state_dir:
         refused = httpx.get(direct, params={"offset": "-1"})
         assert refused.status_code == 401
         assert "send requests through the gateway" in refused.text
+        # The session viewer, and the token the dev stack offers it: every bucket, from Envoy.
+        assert httpx.get(f"{gateway}/ui/").status_code == 200
+        offered = httpx.get(f"{gateway}/ui/dev-token.json")
+        assert offered.status_code == 200
+        assert offered.headers["cache-control"] == "no-store"
+        assert offered.json()["sub"] == "dev"
+        viewer = {"Authorization": f"Bearer {offered.json()['token']}"}
+        assert httpx.put(f"{gateway}/ds/anybucket", headers=viewer).status_code == 201
         children = _family(launcher.pid)
         assert len(children) >= 6  # the launcher, ds-server, envoy, postgres (+ its own), ...
     assert launcher.returncode == 0, log.read_text()

@@ -3,7 +3,8 @@
 Renders ``proxy/envoy/envoy.yaml`` with the given ports to ``--config-out``
 and replaces itself with Envoy (``exec``), so whoever launched it holds
 Envoy's own pid: its signals reach Envoy, and the port it listens on is
-owned by that pid.
+owned by that pid. ``--offer-dev-token`` adds the route that answers the
+session viewer's dev token (``ds_proxy.dev_token``; a dev stack only).
 """
 
 from __future__ import annotations
@@ -34,7 +35,14 @@ def envoy_argv(config_path: Path, *, concurrency: int = 2, log_level: str = "war
     ]
 
 
-def render(config_out: Path, *, listen_port: int, upstream_port: int, admin_port: int) -> Path:
+def render(
+    config_out: Path,
+    *,
+    listen_port: int,
+    upstream_port: int,
+    admin_port: int,
+    offer_dev_token: bool = False,
+) -> Path:
     """Write the dev config, on these loopback ports, to ``config_out``."""
     config = ec.localize(
         ec.load(DEV_CONFIG),
@@ -42,6 +50,9 @@ def render(config_out: Path, *, listen_port: int, upstream_port: int, admin_port
         upstream_port=upstream_port,
         admin_port=admin_port,
     )
+    if offer_dev_token:
+        # Only this rendered copy gets the route; no committed config holds it.
+        config = with_dev_token(config, mint_dev_token())
     config_out.parent.mkdir(parents=True, exist_ok=True)
     return ec.write(config, config_out)
 
@@ -55,12 +66,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config-out", type=Path, required=True)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--log-level", default="warn")
+    parser.add_argument(
+        "--offer-dev-token",
+        action="store_true",
+        help="answer GET /ui/dev-token.json with a token for every bucket (dev stacks only)",
+    )
     args = parser.parse_args(argv)
     path = render(
         args.config_out,
         listen_port=args.listen_port,
         upstream_port=args.upstream_port,
         admin_port=args.admin_port,
+        offer_dev_token=args.offer_dev_token,
     )
     command = envoy_argv(path, concurrency=args.concurrency, log_level=args.log_level)
     os.execv(command[0], command)

@@ -17,6 +17,7 @@ from ds_server.protocol import headers as h
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.routes.dispatch import StreamDispatcher
+from ds_server.routes.viewer import viewer_router
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
 from ds_server.subscriptions import SubscriptionManager
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from litestar.plugins import PluginProtocol
     from litestar.types import (
         ASGIApp,
+        ControllerRouterHandler,
         LifeSpanReceive,
         LifeSpanScope,
         LifeSpanSend,
@@ -105,13 +107,16 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             fallback.bucket_stream_fallback,
         ],
     )
+    route_handlers: list[ControllerRouterHandler] = [
+        health.healthz,
+        subscriptions.router(STREAM_PREFIX),
+        stream_routes,
+        bucket_routes,
+    ]
+    if settings.http.viewer:
+        route_handlers.append(viewer_router())
     app = DsApp(
-        route_handlers=[
-            health.healthz,
-            subscriptions.router(STREAM_PREFIX),
-            stream_routes,
-            bucket_routes,
-        ],
+        route_handlers=route_handlers,
         exception_handlers=EXCEPTION_HANDLERS,
         cors_config=CORSConfig(
             allow_origins=list(settings.http.cors_origins),

@@ -61,10 +61,12 @@ def gateway(
     log_path: Path | None = None,
     concurrency: int = 2,
     log_level: str = "warn",
+    offer_dev_token: bool = False,
 ) -> ProcessSpec:
     """Envoy with the committed development config on these ports (rendered to ``config_path``).
 
     Ready when its admin ``/ready`` answers 200; both ports must be free first.
+    ``offer_dev_token``: Envoy answers the session viewer's dev token (a dev stack).
     """
     argv = (
         sys.executable,
@@ -76,6 +78,7 @@ def gateway(
         *("--config-out", str(config_path)),
         *("--concurrency", str(concurrency)),
         *("--log-level", log_level),
+        *(("--offer-dev-token",) if offer_dev_token else ()),
     )
     return ProcessSpec(
         name="envoy",

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 PUBLIC_PATHS = frozenset({"/healthz"})
+VIEWER_PATH = "/ui"
 # Subscription endpoints that carry their own credentials: the webhook signing
 # JWKS is public, and callbacks / pull-wake acks and releases present the
 # subscription's callback token. The gateway skips jwt_authn for exactly these.
@@ -56,6 +57,8 @@ def required_access(
     if SELF_AUTHENTICATED.fullmatch(path):
         return ()
     mode = Mode.READ if method in _READ_METHODS else Mode.WRITE
+    if mode is Mode.READ and _is_viewer(path):
+        return ()
     needed = [Access(bucket_of_path(path), mode)]
     if method == "PUT":
         request_bucket = bucket_route(path)
@@ -67,3 +70,7 @@ def required_access(
                 continue  # the route resolves it the same way and answers 400
             needed.append(Access(bucket_of_name(name), Mode.READ))
     return tuple(dict.fromkeys(needed))
+
+
+def _is_viewer(path: str) -> bool:
+    return path == VIEWER_PATH or path.startswith(VIEWER_PATH + "/")

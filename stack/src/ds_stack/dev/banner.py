@@ -36,7 +36,8 @@ def urls(config: StackConfig, token: str) -> str:
     return f"""
 durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops everything
 
-  gateway    {gateway}   Envoy, the way in: a token on every request but /healthz
+  gateway    {gateway}   Envoy, the way in: a token on every request but /healthz and /ui/
+  viewer     {gateway}/ui/   the session viewer (it offers a dev token for every bucket)
   ds-server  {config.server_url}   loopback only, behind the gateway (store: sqlite)
   envoy      {config.admin_url}   Envoy admin
   ds-sync    {config.sync_url}/metrics   both directions, through the gateway ({feed})

@@ -83,6 +83,8 @@ class Stack:
                 admin_port=config.admin_port,
                 config_path=config.envoy_config,
                 log_path=logs / "envoy.log",
+                # The session viewer at /ui/ offers it (ds_proxy.dev_token).
+                offer_dev_token=True,
             )
         )
         # ds-sync and the heartbeat need tokens: their specs are made once minted.
