@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from ds_proxy import envoy_config as ec
+from ds_proxy.dev_token import mint_dev_token, with_dev_token
 from ds_proxy.paths import DEV_CONFIG, envoy_binary
 
 
