@@ -114,6 +114,8 @@ class Heartbeat:
                 "Producer-Seq": str(pending.seq),
             },
         )
+        if response.status_code == 404:
+            self.stream_ready = False  # deleted under us: the next even tick creates it again
         if response.status_code not in (200, 204):
             raise HeartbeatError(f"POST {self.settings.stream}: {_describe(response)}")
         self.pending = None
