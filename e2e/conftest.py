@@ -32,6 +32,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Under pytest-xdist (``--dist loadgroup``), the suite stays on one worker: one stack."""
+    if item.path.is_relative_to(HERE) and item.config.pluginmanager.hasplugin("xdist"):
+        item.add_marker(pytest.mark.xdist_group("e2e"))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Within this suite's tests, those that restart components go last (order kept)."""
     mine = [n for n, item in enumerate(items) if item.path.is_relative_to(HERE)]
