@@ -83,11 +83,13 @@ def _family(pid: int) -> list[psutil.Process]:
     return [parent, *parent.children(recursive=True)]
 
 
-def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(state_dir: Path) -> None:
+def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
+    state_dir: Path, tmp_path: Path
+) -> None:
     chosen = _ports()
     gateway = f"http://127.0.0.1:{chosen['--port']}"
     postgres = f"postgresql://postgres:password@127.0.0.1:{chosen['--pg-port']}/durable_streams"
-    log = state_dir.parent / f"{state_dir.name}.log"
+    log = tmp_path / "dev.log"
     with _running(state_dir, chosen, log) as launcher:
         out = log.read_text()
         token = re.search(r"export TOKEN=(\S+)", out)
