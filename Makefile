@@ -18,10 +18,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server test lint typecheck unit unit-spread unit-spark unit-browser viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -43,13 +43,31 @@ $(CHROMIUM):
 
 setup: $(VENV)/.synced conformance/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
 
-dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server on 127.0.0.1:4437
-	$(PY) -m ds_proxy.dev
+# `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
+# Only from the command line: a PORT in the environment is usually another program's.
+DEV_DIR ?= .dev
+dev_flag = $(if $(filter command line,$(origin $(1))),$(2) $($(1)))
+DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
+	$(call dev_flag,SERVER_PORT,--server-port) $(call dev_flag,ADMIN_PORT,--admin-port) \
+	$(call dev_flag,PG_PORT,--pg-port) $(call dev_flag,SYNC_PORT,--sync-port) \
+	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs)
 
-dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth)
-	$(VENV)/bin/ds-server
+dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT=)
+	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
-test: setup lint typecheck compose-check unit conformance conformance-compiled docs ## Lint, type-check, compose file, unit/HTTP tests, conformance (plain and compiled), docs build
+dev-reset: $(VENV)/.synced ## Delete the dev stack's data in .dev/ (streams, Postgres, logs); refuses while `make dev` runs
+	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) reset
+
+analytics: $(VENV)/.synced ## ds-spark analytics against the running `make dev` stack (output in .dev/spark-output)
+	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark analytics
+
+snapshots: $(VENV)/.synced ## ds-spark snapshots against the running `make dev` stack
+	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark snapshots
+
+dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
+	DS_STORAGE__DATA_DIR=$(DEV_DIR)/streams $(VENV)/bin/ds-server
+
+test: setup lint typecheck compose-check unit conformance conformance-compiled docs ## Lint, type-check, compose file, unit/HTTP/gateway/browser/e2e tests, conformance (plain and compiled), docs build
 
 lint: $(VENV)/.synced ## ruff lint + format check
 	$(VENV)/bin/ruff check .
@@ -58,25 +76,32 @@ lint: $(VENV)/.synced ## ruff lint + format check
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
 
-# The suite mostly waits on real servers, so it runs as three pytest processes
-# side by side: everything else spread over PYTEST_WORKERS xdist workers, the
-# Spark tests in one process (they share one JVM), the browser tests in one
-# (they share one Chromium, and Playwright's sync API holds an event loop that
-# other asyncio tests can't share). Each one's output is printed when it ends.
+# The suite mostly waits on real servers, so it runs as four pytest processes
+# side by side: everything else spread over PYTEST_WORKERS xdist workers, and
+# one process each for the suites that share one costly process per run: Spark
+# (one JVM), the browser tests (one Chromium; Playwright's sync API also holds
+# an event loop other asyncio tests can't share) and e2e (one whole stack).
+# Each one's output is printed when it ends.
 PYTEST_WORKERS ?= 3
 PYTEST_ARGS ?=
 
-unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark and browser tests
-	@$(MAKE) --no-print-directory -j3 --output-sync=target unit-spread unit-spark unit-browser
+unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests
+	@$(MAKE) --no-print-directory -j4 --output-sync=target unit-spread unit-spark unit-browser unit-e2e
 
 unit-spread: $(VENV)/.synced
-	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --ignore=spark/tests --ignore=proxy/tests/browser $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --ignore=spark/tests --ignore=proxy/tests/browser --ignore=e2e $(PYTEST_ARGS)
 
 unit-spark: $(VENV)/.synced
 	$(VENV)/bin/pytest -q spark/tests $(PYTEST_ARGS)
 
 unit-browser: $(VENV)/.synced $(CHROMIUM)
 	$(VENV)/bin/pytest -q proxy/tests/browser $(PYTEST_ARGS)
+
+unit-e2e: $(VENV)/.synced
+	$(VENV)/bin/pytest -q e2e $(PYTEST_ARGS)
+
+e2e: $(VENV)/.synced ## The e2e suite alone: the whole stack, black-box through Envoy (also part of `make unit`)
+	$(VENV)/bin/pytest -q e2e
 
 viewer-test: $(VENV)/.synced $(CHROMIUM) ## The session viewer's browser tests alone (Chromium, Envoy, ds-server)
 	$(VENV)/bin/pytest -q proxy/tests/browser
@@ -168,5 +193,5 @@ fmt: $(VENV)/.synced ## Format and auto-fix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-clean: ## Remove build and test artefacts (keeps .venv and node_modules)
+clean: ## Remove build and test artefacts (keeps .venv, node_modules and the dev stack's data: make dev-reset)
 	rm -rf site build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ds_proxy import envoy_config as ec
-from ds_proxy import processes
-from ds_proxy.paths import DEV_CONFIG
 from ds_proxy.tokens import bucket_token
+from ds_stack import components
+from ds_stack.launcher import Process
+from ds_stack.ports import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -68,38 +68,44 @@ class GatewayStack:
     """Start both processes; ``url`` is Envoy's; ``seen()`` reads the server's record."""
 
     def __init__(self, workdir: Path, server_env: dict[str, str] | None = None) -> None:
-        self.listen_port = processes.free_port()
-        self.server_port = processes.free_port()
-        self.admin_port = processes.free_port()
+        self.listen_port = free_port()
+        self.server_port = free_port()
+        self.admin_port = free_port()
         self.url = f"http://127.0.0.1:{self.listen_port}"
         self.server_url = f"http://127.0.0.1:{self.server_port}"
         self.record = workdir / "requests.jsonl"
         self.record.touch()
         self.touch_record = workdir / "touches.jsonl"
         self.touch_record.touch()
-        self.server = processes.ds_server(
-            self.server_port,
-            env={
-                **SERVER_ENV,
-                **(server_env or {}),
-                "DS_TEST_RECORD_FILE": str(self.record),
-                "DS_TEST_TOUCH_FILE": str(self.touch_record),
-            },
-            argv=[sys.executable, str(RECORDING_SERVER)],
-        )
-        config = ec.localize(
-            ec.load(DEV_CONFIG),
-            listen_port=self.listen_port,
-            upstream_port=self.server_port,
-            admin_port=self.admin_port,
-        )
-        self.envoy = processes.envoy(config, admin_port=self.admin_port)
         self._logs = workdir
+        self.server = Process(
+            components.ds_server(
+                self.server_port,
+                env={
+                    "DS_AUTH__MODE": "gateway",
+                    **SERVER_ENV,
+                    **(server_env or {}),
+                    "DS_TEST_RECORD_FILE": str(self.record),
+                    "DS_TEST_TOUCH_FILE": str(self.touch_record),
+                },
+                argv=[sys.executable, str(RECORDING_SERVER)],
+                log_path=workdir / "ds-server.log",
+            )
+        )
+        self.envoy = Process(
+            components.gateway(
+                listen_port=self.listen_port,
+                upstream_port=self.server_port,
+                admin_port=self.admin_port,
+                config_path=workdir / "envoy.yaml",
+                log_path=workdir / "envoy.log",
+            )
+        )
 
     def start(self) -> None:
-        self.server.start(self._logs / "ds-server.log")
+        self.server.start()
         try:
-            self.envoy.start(self._logs / "envoy.log")
+            self.envoy.start()
         except BaseException:
             self.server.stop()
             raise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 import time
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import msgspec
 import psycopg
-from sync_support import wait_until
+from ds_stack.launcher import Process, ProcessSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -143,15 +142,23 @@ class ElectricFake:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.args = args
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: Process | None = None
+        self.log_path = Path(tempfile.gettempdir()) / f"electric-fake-{self.port}.log"
 
     def start(self, *args: str) -> None:
         script = Path(__file__).resolve().parent / "electric_fake.py"
-        command = [sys.executable, str(script), "--port", str(self.port), *(args or self.args)]
-        self.log_path = Path(tempfile.gettempdir()) / f"electric-fake-{self.port}.log"
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=log)
-        wait_until(self._answers, timeout=20, what="the Electric stand-in")
+        command = (sys.executable, str(script), "--port", str(self.port), *(args or self.args))
+        self.process = Process(
+            ProcessSpec(
+                name="electric stand-in",
+                argv=command,
+                ready=self._answers,
+                serves_port=self.port,
+                log_path=self.log_path,
+                ready_timeout_secs=20,
+            )
+        )
+        self.process.start()
 
     def _answers(self) -> bool:
         try:
@@ -171,7 +178,6 @@ class ElectricFake:
         process, self.process = self.process, None
         if process is not None:
             process.kill()
-            process.wait()
 
 
 def wait_for_stream(

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import signal
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -14,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import msgspec
 import psycopg
+from ds_stack import components
+from ds_stack.launcher import LaunchError, Process
 from ds_stack.ports import free_port
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ def wait_until(check: Callable[[], Any], timeout: float = 20.0, what: str = "con
 
 @dataclass
 class SyncProcess:
-    """``python -m ds_sync`` with test settings; stopped with SIGTERM (or killed) by the test."""
+    """``python -m ds_sync`` with test settings, through the one launcher; stopped with
+    SIGTERM (or killed) by the test."""
 
     server_url: str
     postgres_url: str
@@ -45,7 +47,7 @@ class SyncProcess:
     env: dict[str, str] = field(default_factory=dict)
     name: str = field(default_factory=lambda: "t" + uuid.uuid4().hex[:10])
     log_path: Path = field(init=False)
-    process: subprocess.Popen[bytes] | None = None
+    process: Process | None = None
     starts: int = 0
 
     def __post_init__(self) -> None:
@@ -54,29 +56,32 @@ class SyncProcess:
 
     def start(self, *, wait: bool = True) -> None:
         self.metrics_port = free_port()
-        env = {
-            **os.environ,
-            "DS_SERVER_URL": self.server_url,
-            "POSTGRES_URL": self.postgres_url,
-            "DS_SYNC__STREAMS": self.streams,
-            "DS_SYNC__NAME": self.name,
-            "DS_SYNC__METRICS_PORT": str(self.metrics_port),
-            "DS_SYNC__IDLE_SECS": "1",
-            "DS_SYNC__WAKE_INTERVAL_SECS": "0.05",
-            # Discovery by wakes unless a test asks for rescans.
-            "DS_SYNC__RESCAN_SECS": "600",
-            # No table mirrors unless a test asks: pg-{table} streams are shared by the
-            # tests' server.
-            "DS_SYNC__TABLES": "",
-            **self.env,
-        }
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "ds_sync", "run"], env=env, stdout=log, stderr=log
-            )
+        spec = components.ds_sync(
+            server_url=self.server_url,
+            postgres_url=self.postgres_url,
+            metrics_port=self.metrics_port,
+            env={
+                "DS_SYNC__STREAMS": self.streams,
+                "DS_SYNC__NAME": self.name,
+                "DS_SYNC__IDLE_SECS": "1",
+                "DS_SYNC__WAKE_INTERVAL_SECS": "0.05",
+                # Discovery by wakes unless a test asks for rescans.
+                "DS_SYNC__RESCAN_SECS": "600",
+                # No table mirrors unless a test asks: pg-{table} streams are shared by the
+                # tests' server.
+                "DS_SYNC__TABLES": "",
+                **self.env,
+            },
+            log_path=self.log_path,
+        )
+        self.process = Process(spec)
+        self.process.launch()
         self.starts += 1
         if wait:
-            wait_until(self.ready, timeout=30, what=f"ds-sync ready (log {self.log_path})")
+            try:
+                self.process.wait_ready()
+            except LaunchError as exc:
+                raise AssertionError(f"ds-sync did not get ready: {exc}\n{self.log()}") from None
 
     def ready(self) -> bool:
         assert self.process is not None
@@ -104,20 +109,16 @@ class SyncProcess:
         process, self.process = self.process, None
         if process is None:
             return 0
-        process.terminate()
-        try:
-            return process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise AssertionError(f"ds-sync ignored SIGTERM:\n{self.log()}") from None
+        status = process.stop() or 0
+        if status == -signal.SIGKILL:
+            raise AssertionError(f"ds-sync ignored SIGTERM:\n{self.log()}")
+        return status
 
     def kill(self) -> None:
         """SIGKILL, as a crash would."""
         process, self.process = self.process, None
         if process is not None:
             process.kill()
-            process.wait()
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import psutil
-from ds_proxy import envoy_config as ec
-from ds_proxy import processes
-from ds_proxy.paths import DEV_CONFIG
 from ds_proxy.tokens import bucket_token
+from ds_stack import components
+from ds_stack.launcher import Process
+from ds_stack.ports import free_port
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -26,17 +26,20 @@ class Gateway:
     """Envoy on a free loopback port, forwarding to ``upstream_port``; a context manager."""
 
     def __init__(self, upstream_port: int) -> None:
-        self.port = processes.free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        admin_port = processes.free_port()
-        config = ec.localize(
-            ec.load(DEV_CONFIG),
-            listen_port=self.port,
-            upstream_port=upstream_port,
-            admin_port=admin_port,
-        )
-        self._envoy = processes.envoy(config, admin_port=admin_port)
         self._logs = tempfile.TemporaryDirectory(prefix="ds-bench-envoy-")
+        logs = Path(self._logs.name)
+        # Its access log (a line per request) goes to a file, not the run's output.
+        self._envoy = Process(
+            components.gateway(
+                listen_port=self.port,
+                upstream_port=upstream_port,
+                admin_port=free_port(),
+                config_path=logs / "envoy.yaml",
+                log_path=logs / "envoy.log",
+            )
+        )
 
     @staticmethod
     def token() -> str:
@@ -51,8 +54,7 @@ class Gateway:
         return int(psutil.Process(pid).memory_info().rss)
 
     def __enter__(self) -> Gateway:
-        # Its access log (a line per request) goes to a file, not the run's output.
-        self._envoy.start(Path(self._logs.name) / "envoy.log")
+        self._envoy.start()
         return self
 
     def __exit__(

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import uvloop
+from ds_stack.launcher import Process, ProcessSpec, free_port, http_status
 
-from ds_bench.servers import free_port
 from ds_bench.throughput import WRK_CONNECTIONS, WRK_THREADS, parse_wrk
 
 if TYPE_CHECKING:
@@ -165,26 +165,27 @@ class _Writable:
 def bare_asgi_rate(seconds: int = 8) -> float:
     """POSTs/s of :func:`bare_app` on uvicorn configured as ``ds-server`` configures it."""
     port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import uvicorn; uvicorn.run('ds_bench.probes:bare_app', host='127.0.0.1', "
-            f"port={port}, loop='uvloop', http='httptools', lifespan='off', "
-            "log_level='warning', access_log=False, server_header=False, proxy_headers=False)",
-        ]
+    code = (
+        "import uvicorn; uvicorn.run('ds_bench.probes:bare_app', host='127.0.0.1', "
+        f"port={port}, loop='uvloop', http='httptools', lifespan='off', "
+        "log_level='warning', access_log=False, server_header=False, proxy_headers=False)"
     )
-    try:
-        time.sleep(2)
-        with tempfile.TemporaryDirectory(prefix="ds-bench-probe-") as scratch:
-            script = Path(scratch) / "post.lua"
-            script.write_text(_WRK_SCRIPT)
-            argv = ["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s"]
-            argv += ["--latency", "-s", str(script), f"http://127.0.0.1:{port}/"]
-            output = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-    finally:
-        server.terminate()
-        server.wait()
+    url = f"http://127.0.0.1:{port}/"
+    server = Process(
+        ProcessSpec(
+            name="bare ASGI app",
+            argv=(sys.executable, "-c", code),
+            # It answers 204 to everything: any answer means it listens.
+            ready=lambda: http_status(url) is not None,
+            serves_port=port,
+        )
+    )
+    with server, tempfile.TemporaryDirectory(prefix="ds-bench-probe-") as scratch:
+        script = Path(scratch) / "post.lua"
+        script.write_text(_WRK_SCRIPT)
+        argv = ["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s"]
+        argv += ["--latency", "-s", str(script), url]
+        output = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     return parse_wrk(output)[0]
 
 

@@ -1,31 +1,28 @@
-"""Launching a server under test (ds-server or the Node reference) and stopping it."""
+"""Launching a server under test (ds-server or the Node reference) and stopping it.
+
+The launching itself is the one launcher's (``ds_stack.launcher``): port
+checks, readiness from the child's own socket, SIGTERM then SIGKILL.
+"""
 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import psutil
+from ds_stack.launcher import LaunchError, Process, ProcessSpec
+from ds_stack.ports import free_port
 
 if TYPE_CHECKING:
     from types import TracebackType
 
+__all__ = ["NODE_DIR", "DsServer", "NodeServer", "ServerProcess", "free_port"]
+
 NODE_DIR = Path(__file__).resolve().parents[2] / "node"
 _READY_SECS = 120.0
-
-
-def free_port() -> int:
-    """A loopback TCP port that is free right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class ServerProcess:
@@ -36,7 +33,7 @@ class ServerProcess:
     def __init__(self) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: Process | None = None
         self.ready_secs = 0.0
 
     def command(self) -> list[str]:
@@ -49,11 +46,18 @@ class ServerProcess:
         """One readiness probe; raises ``httpx.TransportError`` while not listening."""
         raise NotImplementedError
 
+    def _probe(self) -> bool:
+        try:
+            return self.is_ready()
+        except httpx.TransportError:
+            return False
+
     @property
     def pid(self) -> int:
-        if self.process is None:
+        pid = None if self.process is None else self.process.pid
+        if pid is None:
             raise RuntimeError(f"{self.label} is not running")
-        return self.process.pid
+        return pid
 
     def rss_bytes(self) -> int:
         """Resident set size of the server process now."""
@@ -65,37 +69,30 @@ class ServerProcess:
         return float(times.user + times.system)
 
     def start(self) -> None:
-        started = time.perf_counter()
-        self.process = subprocess.Popen(
-            self.command(),
-            env=self.environment(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+        self.process = Process(
+            ProcessSpec(
+                name=self.label,
+                argv=tuple(self.command()),
+                env=self.environment(),
+                ready=self._probe,
+                serves_port=self.port,
+                # Its output would interleave with the run's tables.
+                log_path=Path(os.devnull),
+                poll_secs=0.01,
+                ready_timeout_secs=_READY_SECS,
+                stop_timeout_secs=30.0,
+            )
         )
-        deadline = started + _READY_SECS
-        while time.perf_counter() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.label} exited during start-up")
-            try:
-                if self.is_ready():
-                    self.ready_secs = time.perf_counter() - started
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.01)
-        self.stop()
-        raise RuntimeError(f"{self.label} not ready in {_READY_SECS:.0f} s")
+        try:
+            self.process.start()
+        except LaunchError as exc:
+            raise RuntimeError(str(exc)) from None
+        self.ready_secs = self.process.ready_secs or 0.0
 
     def stop(self) -> None:
-        if self.process is None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.process = None
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
 
     def __enter__(self) -> ServerProcess:
         self.start()

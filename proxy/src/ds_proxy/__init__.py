@@ -1,4 +1,4 @@
-"""The Envoy gateway in front of ds-server: configs, test tokens, a local launcher."""
+"""The Envoy gateway in front of ds-server: configs, test tokens, running Envoy."""
 
 from __future__ import annotations
 

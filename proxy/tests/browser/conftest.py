@@ -7,17 +7,15 @@ driven by Playwright (its own browser download cannot be reached).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
-from ds_proxy import envoy_config as ec
-from ds_proxy import processes
-from ds_proxy.dev_token import mint_dev_token, with_dev_token
-from ds_proxy.paths import DEV_CONFIG
 from ds_proxy.tokens import bucket_token
+from ds_stack import components
+from ds_stack.launcher import Process
+from ds_stack.ports import free_port
 from playwright.sync_api import sync_playwright
 from viewer_page import ViewerPage
 from viewer_stack import BUCKET, SSE_RECONNECT_SECS, ViewerStack
@@ -34,27 +32,36 @@ CHROMIUM = Path("/usr/bin/chromium")
 def viewer_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewerStack]:
     """ds-server (memory store, gateway auth) behind Envoy, on free loopback ports.
 
-    The only place these tests start processes (ds_proxy.processes, as
-    `make dev` does): a launcher change is made here alone.
+    The only place these tests start processes (the launcher `make dev` uses,
+    Envoy with the dev token route as in `make dev`).
     """
     logs = tmp_path_factory.mktemp("viewer-stack")
-    listen, server_port, admin_port = (processes.free_port() for _ in range(3))
-    server = processes.ds_server(
-        server_port,
-        env={
-            "DS_STORAGE__MODE": "memory",
-            "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": str(SSE_RECONNECT_SECS),
-        },
-        argv=[sys.executable, "-m", "ds_server", "--log-level", "warning"],
+    listen, server_port, admin_port = (free_port() for _ in range(3))
+    server = Process(
+        components.ds_server(
+            server_port,
+            env={
+                "DS_AUTH__MODE": "gateway",
+                "DS_STORAGE__MODE": "memory",
+                "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": str(SSE_RECONNECT_SECS),
+            },
+            log_path=logs / "ds-server.log",
+        )
     )
-    config = ec.localize(
-        ec.load(DEV_CONFIG), listen_port=listen, upstream_port=server_port, admin_port=admin_port
+    gateway = Process(
+        components.gateway(
+            listen_port=listen,
+            upstream_port=server_port,
+            admin_port=admin_port,
+            config_path=logs / "envoy.yaml",
+            log_path=logs / "envoy.log",
+            offer_dev_token=True,
+        )
     )
-    gateway = processes.envoy(with_dev_token(config, mint_dev_token()), admin_port=admin_port)
     url = f"http://127.0.0.1:{listen}"
-    server.start(logs / "ds-server.log")
+    server.start()
     try:
-        gateway.start(logs / "envoy.log")
+        gateway.start()
         token = bucket_token("admin", read=("*",), write=("*",))
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=url, headers=headers, timeout=30.0) as admin:

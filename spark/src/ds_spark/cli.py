@@ -89,6 +89,10 @@ def _run(args: argparse.Namespace) -> None:
             analytics(
                 spark, settings, AnalyticsRun(args.source, args.output or settings.output_dir)
             )
+        elif args.command == "snapshots":
+            from ds_spark.snapshots.job import main as snapshots
+
+            snapshots(spark, settings)
     finally:
         spark.stop()
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 from ds_spark.cli import failure_message
 from ds_spark.errors import StreamError
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -69,3 +73,26 @@ def test_postgres_unreachable_is_one_line() -> None:
         "ds-spark: Postgres at 127.0.0.1:9/durable_streams is unreachable or refused the connection"
     )
     assert "secret" not in message
+
+
+def test_each_command_runs_its_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ds-spark snapshots`` once started Spark, did nothing and exited 0."""
+    import ds_spark.analytics.job
+    import ds_spark.snapshots.job
+    import ds_spark.spark_session
+    from ds_spark import cli
+
+    ran: list[str] = []
+    stopped: list[bool] = []
+
+    class Session:
+        def stop(self) -> None:
+            stopped.append(True)
+
+    monkeypatch.setattr(ds_spark.spark_session, "build_session", lambda *a, **k: Session())
+    monkeypatch.setattr(ds_spark.snapshots.job, "main", lambda *a: ran.append("snapshots"))
+    monkeypatch.setattr(ds_spark.analytics.job, "main", lambda *a: ran.append("analytics"))
+    cli.main(["snapshots"])
+    cli.main(["analytics"])
+    assert ran == ["snapshots", "analytics"]
+    assert stopped == [True, True]

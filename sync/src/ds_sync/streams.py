@@ -40,6 +40,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ds_sync.streams")
 JSON_TYPE = "application/json"
+# Streams first seen at once (a HEAD, then their checkpoint row). A burst of
+# new streams (1,000 sessions created together) otherwise queues a thousand
+# requests on the HTTP pool, whose bookkeeping grows with the queue squared,
+# and as many on the database pool: the event loop starves and both time out.
+_SIGHTINGS = 16
 
 
 @dataclass(slots=True, eq=False)
@@ -85,6 +90,7 @@ class Streams:
         self._stopping = False
         # Readers with a connection open; the rest wait their turn without one.
         self._slots = asyncio.Semaphore(settings.max_readers)
+        self._sightings = asyncio.Semaphore(_SIGHTINGS)
 
     def _others_waiting(self) -> bool:
         """Whether streams are waiting for a reader slot (a caught-up reader then steps aside)."""
@@ -186,7 +192,8 @@ class Streams:
 
     async def _head_then_observe(self, path: str) -> None:
         try:
-            info = await self._api.head(path)
+            async with self._sightings:
+                info = await self._api.head(path)
         except (httpx.HTTPError, DurableStreamError) as exc:
             log.warning("HEAD %s failed (%s); the next wake or rescan retries", path, exc)
             return
@@ -196,7 +203,8 @@ class Streams:
 
     async def _first_sight(self, info: StreamInfo) -> None:
         try:
-            row = await checkpoints.first_sight(self._pool, info.path, info.created_ms)
+            async with self._sightings:
+                row = await checkpoints.first_sight(self._pool, info.path, info.created_ms)
         except psycopg.Error as exc:
             log.warning(
                 "recording stream %s failed (%s); the next wake or rescan retries", info.path, exc

@@ -42,8 +42,14 @@ def identity_from_headers(headers: Iterable[tuple[bytes, bytes]], scope_claim: s
     """
     payload_name = h.IDENTITY_PAYLOAD.encode()
     payloads = [value for name, value in headers if name.lower() == payload_name]
+    if not payloads:
+        # Someone reached ds-server's own port: only the gateway forwards a verified token.
+        raise InvalidIdentity(
+            "no verified token: send requests through the gateway (Envoy verifies the "
+            "token and forwards it), not to ds-server directly"
+        )
     if len(payloads) != 1:
-        raise InvalidIdentity("no verified token" if not payloads else "ambiguous token payload")
+        raise InvalidIdentity("ambiguous token payload")
     claims = decode_payload(payloads[0])
     sub = claims.get("sub")
     if not isinstance(sub, str) or not sub:

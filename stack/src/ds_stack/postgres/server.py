@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ds_stack.ports import LOOPBACK, free_port
+from ds_stack.launcher import LaunchError, Process, ProcessSpec
+from ds_stack.ports import LOOPBACK, PortInUse, free_port
 from ds_stack.postgres._account import Account, chown_tree, server_account, unreachable
 from ds_stack.postgres._binaries import binary
 
@@ -74,7 +75,7 @@ class EmbeddedPostgres:
         self.socket_dir = self.data_dir / "socket"
         self.log_path = self.data_dir / "postgres.log"
         self.port = config.port
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: Process | None = None
         self._account: Account | None = None
 
     def url(self, database: str = "postgres") -> str:
@@ -85,7 +86,12 @@ class EmbeddedPostgres:
 
     @property
     def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        return self._process is not None and self._process.running
+
+    @property
+    def pid(self) -> int | None:
+        """The postmaster's pid while it runs."""
+        return None if self._process is None else self._process.pid
 
     def start(self) -> None:
         """Initialise the cluster if needed, start the server, wait until it accepts connections."""
@@ -109,14 +115,14 @@ class EmbeddedPostgres:
     def stop(self) -> None:
         """Fast shutdown: disconnect clients, roll back their transactions, checkpoint, exit."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=_STOP_TIMEOUT_SECS)
-        except subprocess.TimeoutExpired:
+        if process is not None:
+            process.stop()
+
+    def kill(self) -> None:
+        """SIGKILL the postmaster, as a crash would (its backends exit when they notice)."""
+        process, self._process = self._process, None
+        if process is not None:
             process.kill()
-            process.wait()
 
     def create_database(self, name: str) -> str:
         """Create ``name`` (if missing) and return its URL."""
@@ -216,38 +222,40 @@ class EmbeddedPostgres:
         command = [str(binary("postgres")), "-D", str(self.pgdata)]
         for name, value in settings.items():
             command += ["-c", f"{name}={value}"]
-        with self.log_path.open("ab") as log:
-            # Its own session: a Ctrl-C meant for the caller must not reach the
-            # server before the caller shuts it down in order.
-            self._process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+        self._process = Process(
+            ProcessSpec(
+                name="postgres",
+                argv=tuple(command),
+                ready=self._accepting,
+                serves_port=port,
+                log_path=self.log_path,
+                # Fast shutdown: disconnect clients, roll back, checkpoint, exit.
+                stop_signal=signal.SIGINT,
+                stop_timeout_secs=_STOP_TIMEOUT_SECS,
+                ready_timeout_secs=_READY_TIMEOUT_SECS,
                 user=self._uid,
                 group=self._gid,
-                extra_groups=self._extra_groups,
             )
-        self.port = port
-        return self._wait_ready()
-
-    def _wait_ready(self) -> bool:
-        deadline = time.monotonic() + _READY_TIMEOUT_SECS
-        pid_file = self.pgdata / "postmaster.pid"
-        while time.monotonic() < deadline:
-            assert self._process is not None
-            if self._process.poll() is not None:
-                return False
-            with contextlib.suppress(OSError):
-                lines = pid_file.read_text().splitlines()
-                if len(lines) > _STATUS_LINE and lines[_STATUS_LINE].strip() == "ready":
-                    return True
-            time.sleep(0.02)
-        self.stop()
-        raise PostgresError(
-            f"postgres not ready after {_READY_TIMEOUT_SECS:.0f}s; see {self.log_path}"
         )
+        self.port = port
+        try:
+            self._process.start()
+        except PortInUse:
+            if self.config.port:
+                raise
+            return False
+        except LaunchError as exc:
+            if "exited early" in str(exc):
+                return False  # the log says why; start() reports it
+            raise PostgresError(str(exc)) from None
+        return True
+
+    def _accepting(self) -> bool:
+        # postmaster.pid's status line says "ready" once connections are accepted.
+        with contextlib.suppress(OSError):
+            lines = (self.pgdata / "postmaster.pid").read_text().splitlines()
+            return len(lines) > _STATUS_LINE and lines[_STATUS_LINE].strip() == "ready"
+        return False
 
     def _stop_leftover(self) -> None:
         """Stop a server a killed caller left running on this cluster (it holds the port)."""

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 
-from ds_proxy import ports
+from ds_stack import ports
 
 
 def test_a_listening_socket_is_found_with_its_holder() -> None:

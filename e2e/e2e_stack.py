@@ -1,0 +1,101 @@
+"""The stack under test: ``ds_stack.dev.Stack``, the launcher ``make dev`` uses, on free ports.
+
+Only the ports, the state directory and two timings differ from ``make dev``:
+SSE connections end every few seconds (so reconnects, and a token checked
+again, happen within a test) and Postgres skips initdb's fsyncs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+from ds_proxy.tokens import TokenSpec, bucket_token, mint
+from ds_stack.dev import Stack, StackConfig
+from ds_stack.ports import free_port
+
+SSE_RECONNECT_SECS = 4
+# proxy/envoy/envoy.yaml: jwt_authn's clock_skew_seconds.
+GATEWAY_CLOCK_SKEW_SECS = 30
+
+
+def stack_config() -> StackConfig:
+    """A stack on free loopback ports with its state in a new directory under /tmp.
+
+    Not under pytest's tmp_path: its base is private to root (0700), and
+    Postgres runs as another user, which must reach its data directory.
+    """
+    state_dir = Path(tempfile.mkdtemp(prefix="ds-e2e-"))
+    state_dir.chmod(0o755)  # mkdtemp's 0700 would keep Postgres's user out
+    return StackConfig(
+        state_dir=state_dir,
+        gateway_port=free_port(),
+        server_port=free_port(),
+        admin_port=free_port(),
+        postgres_port=free_port(),
+        sync_port=free_port(),
+        durable_postgres=False,
+        server_env={
+            "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": str(SSE_RECONNECT_SECS),
+            "DS_SERVER__LONG_POLL_TIMEOUT_SECS": "5",
+        },
+    )
+
+
+@dataclass
+class E2E:
+    """The running stack, seen from outside: the gateway, tokens, Postgres."""
+
+    stack: Stack
+
+    @property
+    def url(self) -> str:
+        return self.stack.config.gateway_url
+
+    @property
+    def postgres_url(self) -> str:
+        return self.stack.config.postgres_url
+
+    def token(self, sub: str = "e2e", *, read: str = "*", write: str = "*") -> str:
+        """A token from the committed test key (what an identity provider would issue)."""
+        return bucket_token(sub, read=(read,), write=(write,))
+
+    def expiring_token(self, sub: str, bucket: str, valid_secs: int) -> str:
+        """A token the gateway accepts for about ``valid_secs`` more seconds.
+
+        The gateway allows 30 s of clock skew past ``exp``, so ``exp`` is set
+        that much earlier: the token is refused ``valid_secs`` from now.
+        """
+        skew = GATEWAY_CLOCK_SKEW_SECS
+        now = int(time.time())
+        spec = TokenSpec(sub=sub, read=(bucket,), write=(bucket,), expires_in=valid_secs)
+        return mint(spec, now=now - skew)
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        """An HTTP client of the gateway carrying ``token`` (default: every bucket)."""
+        auth = token if token is not None else self.token()
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {auth}"}, timeout=30.0
+        )
+
+    def async_client(self, token: str | None = None) -> httpx.AsyncClient:
+        auth = token if token is not None else self.token()
+        return httpx.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {auth}"}, timeout=30.0
+        )
+
+    def sql(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Rows of ``query`` on the stack's database (Postgres's own port, as psql would)."""
+        with psycopg.connect(self.postgres_url, autocommit=True) as conn:
+            return conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+
+
+def unique(prefix: str) -> str:
+    """A name no other test (or run) uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"

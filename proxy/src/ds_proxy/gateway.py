@@ -1,0 +1,88 @@
+"""``python -m ds_proxy.gateway``: Envoy with the committed dev config on chosen ports.
+
+Renders ``proxy/envoy/envoy.yaml`` with the given ports to ``--config-out``
+and replaces itself with Envoy (``exec``), so whoever launched it holds
+Envoy's own pid: its signals reach Envoy, and the port it listens on is
+owned by that pid. ``--offer-dev-token`` adds the route that answers the
+session viewer's dev token (``ds_proxy.dev_token``; a dev stack only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ds_proxy import envoy_config as ec
+from ds_proxy.dev_token import mint_dev_token, with_dev_token
+from ds_proxy.paths import DEV_CONFIG, envoy_binary
+
+
+def envoy_argv(config_path: Path, *, concurrency: int = 2, log_level: str = "warn") -> list[str]:
+    """The Envoy command line that serves ``config_path``."""
+    return [
+        envoy_binary(),
+        "-c",
+        str(config_path),
+        # No shared memory: several Envoys (parallel tests, a dev stack) never clash.
+        "--disable-hot-restart",
+        "--concurrency",
+        str(concurrency),
+        "--log-level",
+        log_level,
+        # Access log lines appear within a quarter second, not Envoy's default ten.
+        "--file-flush-interval-msec",
+        "250",
+    ]
+
+
+def render(
+    config_out: Path,
+    *,
+    listen_port: int,
+    upstream_port: int,
+    admin_port: int,
+    offer_dev_token: bool = False,
+) -> Path:
+    """Write the dev config, on these loopback ports, to ``config_out``."""
+    config = ec.localize(
+        ec.load(DEV_CONFIG),
+        listen_port=listen_port,
+        upstream_port=upstream_port,
+        admin_port=admin_port,
+    )
+    if offer_dev_token:
+        # Only this rendered copy gets the route; no committed config holds it.
+        config = with_dev_token(config, mint_dev_token())
+    config_out.parent.mkdir(parents=True, exist_ok=True)
+    return ec.write(config, config_out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Render the config, then become Envoy."""
+    parser = argparse.ArgumentParser(prog="python -m ds_proxy.gateway", description=__doc__)
+    parser.add_argument("--listen-port", type=int, default=8080)
+    parser.add_argument("--upstream-port", type=int, default=4437)
+    parser.add_argument("--admin-port", type=int, default=9901)
+    parser.add_argument("--config-out", type=Path, required=True)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--log-level", default="warn")
+    parser.add_argument(
+        "--offer-dev-token",
+        action="store_true",
+        help="answer GET /ui/dev-token.json with a token for every bucket (dev stacks only)",
+    )
+    args = parser.parse_args(argv)
+    path = render(
+        args.config_out,
+        listen_port=args.listen_port,
+        upstream_port=args.upstream_port,
+        admin_port=args.admin_port,
+        offer_dev_token=args.offer_dev_token,
+    )
+    command = envoy_argv(path, concurrency=args.concurrency, log_level=args.log_level)
+    os.execv(command[0], command)
+
+
+if __name__ == "__main__":
+    main()

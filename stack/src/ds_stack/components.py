@@ -1,0 +1,145 @@
+"""The stack's components as launch specs, named by their commands.
+
+ds_stack runs the other members' programs (``python -m ds_server``,
+``python -m ds_proxy.gateway``, ``python -m ds_sync``) the way a compose
+file does, by command and environment: it never imports them, so the
+members that use the launcher can depend on ds-stack and not the reverse.
+Every component listens on loopback only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from ds_stack.launcher import ProcessSpec
+from ds_stack.ports import LOOPBACK
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+# Printed by the heartbeat producer once its first tick is done.
+HEARTBEAT_READY = "heartbeat: ready"
+
+
+def ds_server(
+    port: int,
+    *,
+    env: Mapping[str, str] | None = None,
+    argv: Sequence[str] | None = None,
+    log_path: Path | None = None,
+    log_level: str = "warning",
+    ready_timeout_secs: float = 60.0,
+) -> ProcessSpec:
+    """ds-server on 127.0.0.1:``port``; ``env`` adds to (or overrides) this process's."""
+    child_env = {
+        **os.environ,
+        **(env or {}),
+        # Loopback whatever the caller's environment says: the gateway is the way in.
+        "DS_SERVER__HOST": LOOPBACK,
+        "DS_SERVER__PORT": str(port),
+    }
+    command = argv or (sys.executable, "-m", "ds_server", "--log-level", log_level)
+    return ProcessSpec(
+        name="ds-server",
+        argv=tuple(command),
+        env=child_env,
+        ready_url=f"http://{LOOPBACK}:{port}/healthz",
+        log_path=log_path,
+        ready_timeout_secs=ready_timeout_secs,
+    )
+
+
+def gateway(
+    *,
+    listen_port: int,
+    upstream_port: int,
+    admin_port: int,
+    config_path: Path,
+    log_path: Path | None = None,
+    concurrency: int = 2,
+    log_level: str = "warn",
+    offer_dev_token: bool = False,
+) -> ProcessSpec:
+    """Envoy with the committed development config on these ports (rendered to ``config_path``).
+
+    Ready when its admin ``/ready`` answers 200; both ports must be free first.
+    ``offer_dev_token``: Envoy answers the session viewer's dev token (a dev stack).
+    """
+    argv = (
+        sys.executable,
+        "-m",
+        "ds_proxy.gateway",
+        *("--listen-port", str(listen_port)),
+        *("--upstream-port", str(upstream_port)),
+        *("--admin-port", str(admin_port)),
+        *("--config-out", str(config_path)),
+        *("--concurrency", str(concurrency)),
+        *("--log-level", log_level),
+        *(("--offer-dev-token",) if offer_dev_token else ()),
+    )
+    return ProcessSpec(
+        name="envoy",
+        argv=argv,
+        ready_url=f"http://{LOOPBACK}:{admin_port}/ready",
+        ports=(listen_port, admin_port),
+        log_path=log_path,
+        owned_files=(config_path,),
+    )
+
+
+def ds_sync(
+    *,
+    server_url: str,
+    postgres_url: str,
+    metrics_port: int,
+    token: str | None = None,
+    env: Mapping[str, str] | None = None,
+    log_path: Path | None = None,
+) -> ProcessSpec:
+    """ds-sync in both directions; ready when its ``/healthz`` answers 200."""
+    child_env = {
+        **os.environ,
+        "DS_SERVER_URL": server_url,
+        "POSTGRES_URL": postgres_url,
+        "DS_SYNC__METRICS_HOST": LOOPBACK,
+        "DS_SYNC__METRICS_PORT": str(metrics_port),
+        **({"DS_SYNC__TOKEN": token} if token else {}),
+        **(env or {}),
+    }
+    return ProcessSpec(
+        name="ds-sync",
+        argv=(sys.executable, "-m", "ds_sync", "run"),
+        env=child_env,
+        ready_url=f"http://{LOOPBACK}:{metrics_port}/healthz",
+        log_path=log_path,
+        # It finishes its transaction in progress before exiting.
+        stop_timeout_secs=20.0,
+    )
+
+
+def heartbeat(
+    *,
+    server_url: str,
+    postgres_url: str,
+    token: str | None,
+    interval_secs: float,
+    log_path: Path,
+) -> ProcessSpec:
+    """The heartbeat producer; ready once its first tick is written (it has no port)."""
+    child_env = {
+        **os.environ,
+        "DS_SERVER_URL": server_url,
+        "POSTGRES_URL": postgres_url,
+        "DS_HEARTBEAT__INTERVAL_SECS": str(interval_secs),
+        **({"DS_HEARTBEAT__TOKEN": token} if token else {}),
+    }
+    return ProcessSpec(
+        name="heartbeat",
+        argv=(sys.executable, "-m", "ds_stack.heartbeat"),
+        env=child_env,
+        ready_log=HEARTBEAT_READY,
+        log_path=log_path,
+    )

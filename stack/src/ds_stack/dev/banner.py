@@ -1,0 +1,79 @@
+"""What ``make dev`` prints: the URLs, a token, a psql line, then a line per ready component."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING
+
+from ds_stack.postgres import bin_dir
+
+if TYPE_CHECKING:
+    from ds_stack.dev.config import StackConfig
+
+_NAME_WIDTH = 10
+
+
+def _shown(path: object) -> str:
+    """A path relative to the working directory when it is below it."""
+    text = str(path)
+    here = os.getcwd() + os.sep
+    return text[len(here) :] if text.startswith(here) else text
+
+
+def psql_command() -> str:
+    """``psql`` if it is on PATH, else the one bundled with the embedded Postgres."""
+    if shutil.which("psql"):
+        return "psql"
+    return _shown(bin_dir() / "psql")
+
+
+def urls(config: StackConfig, token: str) -> str:
+    """The first thing printed: every URL, a token and a psql line."""
+    gateway = config.gateway_url
+    feed = f"Electric at {config.electric_url}" if config.electric_url else "native change capture"
+    return f"""
+durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops everything
+
+  gateway    {gateway}   Envoy, the way in: a token on every request but /healthz and /ui/
+  viewer     {gateway}/ui/   the session viewer (it offers a dev token for every bucket)
+  ds-server  {config.server_url}   loopback only, behind the gateway (store: sqlite)
+  envoy      {config.admin_url}   Envoy admin
+  ds-sync    {config.sync_url}/metrics   both directions, through the gateway ({feed})
+  postgres   {config.postgres_url}
+  logs       {_shown(config.logs_dir)}/
+
+Paste into a second terminal (this one stays busy):
+
+  export TOKEN={token}
+  {psql_command()} {config.postgres_url}
+  curl -i -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+       {gateway}/v1/stream/chat/room-1
+  curl -i -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+       -d '{{"role":"user","text":"hi"}}' {gateway}/v1/stream/chat/room-1
+  curl -N -H "Authorization: Bearer $TOKEN" '{gateway}/v1/stream/chat/room-1?offset=-1&live=sse'
+
+(TOKEN: the committed test-only key, every bucket, {config.token_ttl_secs // 86400} days.)
+
+Starting:"""
+
+
+def ready_line(component: str, seconds: float, config: StackConfig) -> str:
+    """One component is ready."""
+    detail = {
+        "postgres": f"{config.postgres_url}, data in {_shown(config.postgres_dir)}/",
+        "ds-server": f"{config.server_url}, streams in {_shown(config.streams_dir)}/",
+        "envoy": f"{config.gateway_url}",
+        "ds-sync": "session streams -> session_events, items -> pg-items",
+        "heartbeat": f"every {config.heartbeat_secs:g} s: items, then session-events",
+    }[component]
+    return f"  {component:<{_NAME_WIDTH}} ready  {seconds:5.1f} s   {detail}"
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+def complain(line: str) -> None:
+    print(f"ds-dev: {line}", file=sys.stderr, flush=True)

@@ -1,0 +1,209 @@
+"""``ds-dev`` (``make dev``): the whole stack in the foreground until Ctrl-C.
+
+``ds-dev reset`` removes its state, ``ds-dev env`` prints shell exports for
+the running stack, and ``ds-dev spark analytics|snapshots`` run the ds-spark
+jobs against it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from ds_stack.dev import banner
+from ds_stack.dev import config as defaults
+from ds_stack.dev.config import StackConfig
+from ds_stack.dev.lock import AlreadyRunning, NotRunning, StateLock, held, running_stack
+from ds_stack.dev.stack import Stack
+from ds_stack.launcher import LaunchError, PortInUse
+from ds_stack.postgres import PostgresError
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+# Each port flag and the make variable that sets it (`make dev PORT=8081`).
+MAKE_VARIABLES = {
+    "--port": "PORT",
+    "--server-port": "SERVER_PORT",
+    "--admin-port": "ADMIN_PORT",
+    "--pg-port": "PG_PORT",
+    "--sync-port": "SYNC_PORT",
+}
+_WATCH_SECS = 0.5
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ds-dev", description=__doc__)
+    parser.add_argument("--state-dir", type=Path, default=Path(".dev"), help="make: DEV_DIR")
+    for flag, default, what in (
+        ("--port", defaults.GATEWAY_PORT, "Envoy, the gateway"),
+        ("--server-port", defaults.SERVER_PORT, "ds-server"),
+        ("--admin-port", defaults.ADMIN_PORT, "Envoy admin"),
+        ("--pg-port", defaults.POSTGRES_PORT, "Postgres"),
+        ("--sync-port", defaults.SYNC_PORT, "ds-sync's /metrics and /healthz"),
+    ):
+        parser.add_argument(
+            flag, type=int, default=default, help=f"{what} (make: {MAKE_VARIABLES[flag]})"
+        )
+    parser.add_argument("--heartbeat-secs", type=float, default=5.0, help="make: HEARTBEAT_SECS")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("reset", help="delete the stack's state (streams, Postgres, logs)")
+    commands.add_parser("env", help="print shell exports for the running stack")
+    spark = commands.add_parser("spark", help="run a ds-spark job against the running stack")
+    spark.add_argument("job", choices=["analytics", "snapshots"])
+    spark.add_argument("job_args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the stack (no command), or one of the commands."""
+    args = _parser().parse_args(argv)
+    if args.command == "reset":
+        _reset(args.state_dir)
+    elif args.command == "env":
+        _env(args.state_dir)
+    elif args.command == "spark":
+        _spark(args.state_dir, args.job, args.job_args)
+    else:
+        config = StackConfig(
+            state_dir=args.state_dir,
+            gateway_port=args.port,
+            server_port=args.server_port,
+            admin_port=args.admin_port,
+            postgres_port=args.pg_port,
+            sync_port=args.sync_port,
+            heartbeat_secs=args.heartbeat_secs,
+            electric_url=os.environ.get("ELECTRIC_URL") or None,
+        )
+        sys.exit(run(config))
+
+
+def _stop_on_signal(signum: int, frame: FrameType | None) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+class _Printer:
+    def __init__(self, config: StackConfig) -> None:
+        self.config = config
+
+    def tokens(self, tokens: dict[str, str]) -> None:
+        banner.say(banner.urls(self.config, tokens["user"]))
+
+    def ready(self, component: str, seconds: float) -> None:
+        banner.say(banner.ready_line(component, seconds, self.config))
+
+
+def run(config: StackConfig) -> int:
+    """Start the stack, watch it until Ctrl-C (or a component exits), stop it; the exit status."""
+    # A closed terminal (SIGHUP) or `kill` (SIGTERM) stops the stack as Ctrl-C does.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop_on_signal)
+    lock = StateLock(config.state)
+    try:
+        lock.acquire()
+    except AlreadyRunning as running:
+        banner.complain(str(running))
+        return 1
+    stack = Stack(config)
+    status = 0
+    try:
+        stack.start(_Printer(config))
+        lock.publish(_description(config, stack))
+        banner.say(
+            f"ready in {time.monotonic() - stack.started_at:.1f} s "
+            "(Ctrl-C stops everything; `make dev-reset` deletes the data)"
+        )
+        status = _watch(stack)
+    except PortInUse as taken:
+        banner.complain(_port_message(taken, config))
+        status = 1
+    except (LaunchError, PostgresError, RuntimeError) as failed:
+        banner.complain(str(failed))
+        status = 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        # A second Ctrl-C must not cut the shutdown short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        stopping = time.monotonic()
+        stack.stop()
+        lock.release()
+        if stack.started_at:
+            banner.say(f"stopped everything in {time.monotonic() - stopping:.1f} s")
+    return status
+
+
+def _watch(stack: Stack) -> int:
+    while True:
+        gone = stack.exited()
+        if gone is not None:
+            name, how = gone
+            banner.complain(f"{name} exited ({how}); stopping everything")
+            return 1
+        time.sleep(_WATCH_SECS)
+
+
+def _port_message(taken: PortInUse, config: StackConfig) -> str:
+    flag = next((f for f, port in config.ports().items() if port == taken.port), None)
+    other = f" or choose another: make dev {MAKE_VARIABLES[flag]}=..." if flag else ""
+    return f"{taken}; is another `make dev` running? Stop it{other}"
+
+
+def _description(config: StackConfig, stack: Stack) -> dict[str, object]:
+    return {
+        "gateway_url": config.gateway_url,
+        "server_url": config.server_url,
+        "postgres_url": config.postgres_url,
+        "sync_url": config.sync_url,
+        "token": stack.tokens["user"],
+        "state_dir": str(config.state),
+    }
+
+
+def _reset(state_dir: Path) -> None:
+    state = state_dir.resolve()
+    if held(state):
+        banner.complain(f"`make dev` is running on {state}: stop it first (Ctrl-C)")
+        sys.exit(1)
+    if not state.exists():
+        banner.say(f"nothing to reset: {state} does not exist")
+        return
+    shutil.rmtree(state)
+    banner.say(f"removed {state} (streams, Postgres, logs); the next `make dev` starts empty")
+
+
+def _running(state_dir: Path) -> dict[str, object]:
+    try:
+        return running_stack(state_dir.resolve())
+    except NotRunning as exc:
+        banner.complain(f"{exc}: start it with `make dev` in another terminal")
+        sys.exit(1)
+
+
+def _env(state_dir: Path) -> None:
+    info = _running(state_dir)
+    banner.say(
+        f"export TOKEN={info['token']}\n"
+        f"export DS_GATEWAY_URL={info['gateway_url']}\n"
+        f"export POSTGRES_URL={info['postgres_url']}"
+    )
+
+
+def _spark(state_dir: Path, job: str, job_args: list[str]) -> None:
+    info = _running(state_dir)
+    env = {
+        **os.environ,
+        "DS_SERVER_URL": str(info["gateway_url"]),
+        "POSTGRES_URL": str(info["postgres_url"]),
+        "DS_SPARK__TOKEN": str(info["token"]),
+        "DS_SPARK__OUTPUT_DIR": str(Path(str(info["state_dir"])) / "spark-output"),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
+    command = [sys.executable, "-m", "ds_spark", job, *job_args]
+    os.execve(sys.executable, command, env)

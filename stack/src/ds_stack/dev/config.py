@@ -1,0 +1,93 @@
+"""The dev stack's ports, state directory and timings: ``make dev``'s defaults, or a test's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ds_stack.ports import LOOPBACK
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+DATABASE = "durable_streams"
+# The reference stack's port map.
+GATEWAY_PORT = 8080
+SERVER_PORT = 4437
+ADMIN_PORT = 9901
+POSTGRES_PORT = 54321
+SYNC_PORT = 4438
+
+
+@dataclass(frozen=True, slots=True)
+class StackConfig:
+    """Where the stack keeps its state and which loopback ports it uses."""
+
+    state_dir: Path = Path(".dev")
+    gateway_port: int = GATEWAY_PORT
+    server_port: int = SERVER_PORT
+    admin_port: int = ADMIN_PORT
+    postgres_port: int = POSTGRES_PORT
+    sync_port: int = SYNC_PORT
+    heartbeat_secs: float = 5.0
+    # Set: ds-sync reads table changes from Electric's Shape API instead of the WAL.
+    electric_url: str | None = None
+    # Tokens the stack mints (the dev key's) live this long; a restart mints new ones.
+    token_ttl_secs: int = 30 * 24 * 3600
+    # Extra settings per component (tests shorten timings): DS_* variables.
+    server_env: Mapping[str, str] = field(default_factory=dict)
+    sync_env: Mapping[str, str] = field(default_factory=dict)
+    # False: the embedded Postgres skips fsyncs (tests' throwaway clusters).
+    durable_postgres: bool = True
+
+    @property
+    def state(self) -> Path:
+        return self.state_dir.resolve()
+
+    @property
+    def streams_dir(self) -> Path:
+        """ds-server's store (its default backend, sqlite)."""
+        return self.state / "streams"
+
+    @property
+    def postgres_dir(self) -> Path:
+        return self.state / "postgres"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.state / "logs"
+
+    @property
+    def envoy_config(self) -> Path:
+        return self.state / "envoy.yaml"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.gateway_port}"
+
+    @property
+    def server_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.server_port}"
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.admin_port}"
+
+    @property
+    def sync_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.sync_port}"
+
+    @property
+    def postgres_url(self) -> str:
+        return f"postgresql://postgres:password@{LOOPBACK}:{self.postgres_port}/{DATABASE}"
+
+    def ports(self) -> dict[str, int]:
+        """Every port, by the flag that sets it."""
+        return {
+            "--port": self.gateway_port,
+            "--server-port": self.server_port,
+            "--admin-port": self.admin_port,
+            "--pg-port": self.postgres_port,
+            "--sync-port": self.sync_port,
+        }

@@ -1,0 +1,207 @@
+"""The whole stack through the one launcher: what ``make dev`` runs and the e2e suite tests.
+
+Postgres (embedded), ds-server on its durable default store, Envoy in front
+of it, ds-sync in both directions through Envoy with a service token, and
+the heartbeat producer. Components start as early as their dependencies
+allow (ds-server and Envoy while Postgres initialises) and stop in the
+reverse order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import time
+from typing import TYPE_CHECKING, Protocol
+
+from ds_stack import components
+from ds_stack.dev.config import DATABASE
+from ds_stack.dev.tokens import PendingTokens, TokenRequest
+from ds_stack.launcher import Process
+from ds_stack.ports import LOOPBACK, require_free
+from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
+
+if TYPE_CHECKING:
+    from ds_stack.dev.config import StackConfig
+    from ds_stack.launcher import ProcessSpec
+
+# sessions.md §1: the default bucket of session streams (buckets are created explicitly).
+SESSIONS_BUCKET = "sessions"
+# The components in start order; stopped in reverse.
+COMPONENTS = ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat")
+
+
+class Reporter(Protocol):
+    """What the stack says as it starts (``make dev`` prints it; tests ignore it)."""
+
+    def tokens(self, tokens: dict[str, str]) -> None: ...
+
+    def ready(self, component: str, seconds: float) -> None: ...
+
+
+class Silent:
+    """A reporter that says nothing."""
+
+    def tokens(self, tokens: dict[str, str]) -> None:
+        pass
+
+    def ready(self, component: str, seconds: float) -> None:
+        pass
+
+
+class Stack:
+    """Start, watch and stop every component of the stack described by ``config``."""
+
+    def __init__(self, config: StackConfig) -> None:
+        self.config = config
+        self.tokens: dict[str, str] = {}
+        self.postgres = EmbeddedPostgres(
+            PostgresConfig(
+                data_dir=config.postgres_dir,
+                port=config.postgres_port,
+                durable=config.durable_postgres,
+            )
+        )
+        logs = config.logs_dir
+        self.server = Process(
+            components.ds_server(
+                config.server_port,
+                env={
+                    # Bucket scopes from the identity Envoy forwards.
+                    "DS_AUTH__MODE": "gateway",
+                    "DS_STORAGE__DATA_DIR": str(config.streams_dir),
+                    **config.server_env,
+                },
+                log_level="info",
+                log_path=logs / "ds-server.log",
+            )
+        )
+        self.gateway = Process(
+            components.gateway(
+                listen_port=config.gateway_port,
+                upstream_port=config.server_port,
+                admin_port=config.admin_port,
+                config_path=config.envoy_config,
+                log_path=logs / "envoy.log",
+                # The session viewer at /ui/ offers it (ds_proxy.dev_token).
+                offer_dev_token=True,
+            )
+        )
+        # ds-sync and the heartbeat need tokens: their specs are made once minted.
+        self.sync: Process | None = None
+        self.heartbeat: Process | None = None
+        self.started_at = 0.0
+
+    def start(self, reporter: Reporter | None = None) -> None:
+        """Start every component and wait until each is ready; on failure stop what started.
+
+        Raises ``ports.PortInUse`` before starting anything if any port is taken.
+        """
+        report = reporter or Silent()
+        config = self.config
+        require_free(config.ports().values())
+        self.started_at = time.monotonic()
+        config.logs_dir.mkdir(parents=True, exist_ok=True)
+        pending = PendingTokens(self._token_requests())
+        try:
+            # ds-server, Envoy and the token mints start while Postgres does.
+            self.server.launch()
+            self.gateway.launch()
+            self.postgres.start()
+            self.postgres.create_database(DATABASE)
+            self.tokens = pending.result()
+            report.tokens(self.tokens)
+            report.ready("postgres", self._elapsed())
+            self.server.wait_ready()
+            report.ready("ds-server", self._elapsed())
+            self.gateway.wait_ready()
+            self._create_bucket(SESSIONS_BUCKET)
+            report.ready("envoy", self._elapsed())
+            self.sync = Process(self._sync_spec())
+            self.sync.start()
+            report.ready("ds-sync", self._elapsed())
+            self.heartbeat = Process(self._heartbeat_spec())
+            self.heartbeat.start()
+            report.ready("heartbeat", self._elapsed())
+        except BaseException:
+            pending.cancel()
+            self.stop()
+            raise
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self.started_at
+
+    def _create_bucket(self, bucket: str) -> None:
+        """Create ``bucket`` through the gateway unless it exists (409)."""
+        connection = http.client.HTTPConnection(LOOPBACK, self.config.gateway_port, timeout=10)
+        try:
+            headers = {"Authorization": f"Bearer {self.tokens['user']}"}
+            connection.request("PUT", f"/ds/{bucket}", headers=headers)
+            response = connection.getresponse()
+            status = response.status
+            body = response.read().decode(errors="replace").strip()
+        finally:
+            connection.close()
+        if status not in (201, 409):
+            raise RuntimeError(f"creating the {bucket!r} bucket: {status} {body}")
+
+    def _token_requests(self) -> dict[str, TokenRequest]:
+        ttl = self.config.token_ttl_secs
+        return {
+            # For people: every bucket.
+            "user": TokenRequest("dev", "*", "*", ttl),
+            # Subscriptions and the __ds wake streams need "*".
+            "sync": TokenRequest("ds-sync", "*", "*", ttl),
+            "heartbeat": TokenRequest("heartbeat", "session-events", "session-events", ttl),
+        }
+
+    def _sync_spec(self) -> ProcessSpec:
+        config = self.config
+        env = dict(config.sync_env)
+        if config.electric_url:
+            env["ELECTRIC_URL"] = config.electric_url
+        return components.ds_sync(
+            server_url=config.gateway_url,
+            postgres_url=config.postgres_url,
+            metrics_port=config.sync_port,
+            token=self.tokens["sync"],
+            env=env,
+            log_path=config.logs_dir / "ds-sync.log",
+        )
+
+    def _heartbeat_spec(self) -> ProcessSpec:
+        config = self.config
+        return components.heartbeat(
+            server_url=config.gateway_url,
+            postgres_url=config.postgres_url,
+            token=self.tokens["heartbeat"],
+            interval_secs=config.heartbeat_secs,
+            log_path=config.logs_dir / "heartbeat.log",
+        )
+
+    def processes(self) -> dict[str, Process]:
+        """The launched components other than Postgres, by name."""
+        found = {"ds-server": self.server, "envoy": self.gateway}
+        if self.sync is not None:
+            found["ds-sync"] = self.sync
+        if self.heartbeat is not None:
+            found["heartbeat"] = self.heartbeat
+        return found
+
+    def exited(self) -> tuple[str, str] | None:
+        """The first component that is no longer running, and how it ended; None if all run."""
+        if not self.postgres.running:
+            return "postgres", f"see {self.postgres.log_path}"
+        for name, process in self.processes().items():
+            status = process.poll()
+            if status is not None:
+                return name, f"status {status}{process.log_hint()}"
+        return None
+
+    def stop(self) -> None:
+        """Stop every component, in reverse start order; never raises for one that won't."""
+        for process in reversed(list(self.processes().values())):
+            with contextlib.suppress(Exception):
+                process.stop()
+        with contextlib.suppress(Exception):
+            self.postgres.stop()

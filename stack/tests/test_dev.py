@@ -1,0 +1,182 @@
+"""``make dev`` (``python -m ds_stack.dev``): Ctrl-C, a second one, restarts, reset.
+
+The stack itself is exercised by the e2e suite; this is the command around
+it: what it prints, that Ctrl-C leaves no process behind, that its state
+survives a restart, and what a second ``make dev`` is told.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import psutil
+import psycopg
+import pytest
+from ds_stack import ports
+from ds_stack.ports import free_port
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+READY_SECS = 120  # only against a hang
+
+
+@pytest.fixture
+def state_dir() -> Iterator[Path]:
+    # Under /tmp and traversable: Postgres runs as its own user and must reach its data.
+    path = Path(tempfile.mkdtemp(prefix="ds-dev-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _ports() -> dict[str, int]:
+    return {
+        flag: free_port()
+        for flag in ("--port", "--server-port", "--admin-port", "--pg-port", "--sync-port")
+    }
+
+
+def _command(state: Path, chosen: dict[str, int], *extra: str) -> list[str]:
+    flags = [item for flag, port in chosen.items() for item in (flag, str(port))]
+    return [sys.executable, "-m", "ds_stack.dev", "--state-dir", str(state), *flags, *extra]
+
+
+@contextlib.contextmanager
+def _running(state: Path, chosen: dict[str, int], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``make dev`` in its own process group, as in a terminal; Ctrl-C'd on exit."""
+    with log.open("wb") as out:
+        launcher = subprocess.Popen(
+            _command(state, chosen), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + READY_SECS
+        while "ready in" not in log.read_text():
+            assert launcher.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        yield launcher
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
+        try:
+            launcher.wait(timeout=60)
+        finally:
+            if launcher.poll() is None:
+                launcher.kill()
+                launcher.wait()
+
+
+def _family(pid: int) -> list[psutil.Process]:
+    parent = psutil.Process(pid)
+    return [parent, *parent.children(recursive=True)]
+
+
+def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
+    state_dir: Path, tmp_path: Path
+) -> None:
+    chosen = _ports()
+    gateway = f"http://127.0.0.1:{chosen['--port']}"
+    postgres = f"postgresql://postgres:password@127.0.0.1:{chosen['--pg-port']}/durable_streams"
+    log = tmp_path / "dev.log"
+    with _running(state_dir, chosen, log) as launcher:
+        out = log.read_text()
+        token = re.search(r"export TOKEN=(\S+)", out)
+        assert token is not None, out
+        assert f"psql {postgres}" in out or f"/psql {postgres}" in out
+        for component in ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat"):
+            assert re.search(rf"^  {component} +ready ", out, re.MULTILINE), out
+        auth = {"Authorization": f"Bearer {token.group(1)}", "Content-Type": "application/json"}
+        created = httpx.put(f"{gateway}/v1/stream/kept/room", headers=auth, content=b'[{"n":1}]')
+        assert created.status_code == 201
+        # ds-server answers nothing without the gateway's identity.
+        direct = f"http://127.0.0.1:{chosen['--server-port']}/v1/stream/kept/room"
+        refused = httpx.get(direct, params={"offset": "-1"})
+        assert refused.status_code == 401
+        assert "send requests through the gateway" in refused.text
+        # The session viewer, and the token the dev stack offers it: every bucket, from Envoy.
+        assert httpx.get(f"{gateway}/ui/").status_code == 200
+        offered = httpx.get(f"{gateway}/ui/dev-token.json")
+        assert offered.status_code == 200
+        assert offered.headers["cache-control"] == "no-store"
+        assert offered.json()["sub"] == "dev"
+        viewer = {"Authorization": f"Bearer {offered.json()['token']}"}
+        assert httpx.put(f"{gateway}/ds/anybucket", headers=viewer).status_code == 201
+        children = _family(launcher.pid)
+        assert len(children) >= 6  # the launcher, ds-server, envoy, postgres (+ its own), ...
+    assert launcher.returncode == 0, log.read_text()
+    assert log.read_text().rstrip().splitlines()[-1].startswith("stopped everything in ")
+    gone = psutil.wait_procs(children, timeout=10)[1]
+    assert gone == [], f"left behind: {[p.pid for p in gone]}"
+    assert all(ports.is_free(port) for port in chosen.values())
+    assert not (state_dir / "stack.json").exists()
+
+    # Started again on the same state: the stream and the Postgres rows are still there.
+    with _running(state_dir, chosen, log):
+        again = re.search(r"export TOKEN=(\S+)", log.read_text())
+        assert again is not None
+        read = httpx.get(
+            f"{gateway}/v1/stream/kept/room",
+            params={"offset": "-1"},
+            headers={"Authorization": f"Bearer {again.group(1)}"},
+        )
+        assert read.json() == [{"n": 1}]
+        with psycopg.connect(postgres) as conn:
+            [(beats,)] = conn.execute(
+                "SELECT count(*) FROM items WHERE title LIKE 'heartbeat %%'"
+            ).fetchall()
+        assert beats >= 2  # one per start at least
+
+        # A second `make dev` on the same state says so, and starts nothing.
+        second = subprocess.run(
+            _command(state_dir, _ports()), capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == 1
+        assert second.stdout == ""
+        assert second.stderr.startswith(
+            f"ds-dev: another `make dev` is already running on {state_dir} (pid "
+        )
+        assert f"gateway {gateway}" in second.stderr
+        # On other state but the same ports: the port, who holds it, and how to choose another.
+        elsewhere = Path(tempfile.mkdtemp(prefix="ds-dev-test-"))
+        try:
+            third = subprocess.run(
+                _command(elsewhere, chosen), capture_output=True, text=True, timeout=60
+            )
+        finally:
+            shutil.rmtree(elsewhere, ignore_errors=True)
+        assert third.returncode == 1
+        assert third.stdout == ""
+        assert re.match(
+            rf"ds-dev: port {chosen['--port']} is already in use by pid \d+ \(.*envoy.*\); "
+            r"is another `make dev` running\? Stop it or choose another: make dev PORT=\.\.\.$",
+            third.stderr.strip(),
+        ), third.stderr
+
+        refused = subprocess.run(
+            [sys.executable, "-m", "ds_stack.dev", "--state-dir", str(state_dir), "reset"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert refused.returncode == 1
+        assert "stop it first" in refused.stderr
+    reset = subprocess.run(
+        [sys.executable, "-m", "ds_stack.dev", "--state-dir", str(state_dir), "reset"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert reset.returncode == 0, reset.stderr
+    assert not state_dir.exists()
