@@ -20,9 +20,9 @@ from litestar.response import Stream
 
 from ds_server.protocol import headers as h
 from ds_server.protocol import multipart
+from ds_server.protocol.errors import BadRequest
 from ds_server.protocol.offsets import format_offset
 from ds_server.routes._context import AnyRequest, context
-from ds_server.routes._request import BadRequest
 from ds_server.routes.bucket_streams import STREAM_PATH, bucket_stream
 from ds_server.stores.errors import OffsetGone, SnapshotNotFound
 
@@ -87,7 +87,7 @@ async def _open(store: Store, name: str, chunk: int) -> _Opening:
 @get(STREAM_PATH + "/bootstrap")
 async def bootstrap(request: AnyRequest, bucket: FromPath[str], stream: FromPath[str]) -> Stream:
     """Snapshot (or an empty part) first, then one part per retained message."""
-    name = await bucket_stream(request, bucket, stream)
+    name = await bucket_stream(context(request).store, bucket, stream)
     # Any ``live`` parameter, even an empty one, asks for what /bootstrap never does.
     query = parse_qs(request.scope["query_string"].decode("latin-1"), keep_blank_values=True)
     if "live" in query:

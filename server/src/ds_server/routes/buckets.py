@@ -10,9 +10,9 @@ from litestar import Response, delete, get, put
 from litestar.params import FromPath
 
 from ds_server.protocol import headers as h
+from ds_server.protocol.errors import BadRequest
+from ds_server.protocol.names import bucket_id as valid_bucket_id
 from ds_server.routes._context import AnyRequest, context
-from ds_server.routes._ids import bucket_id as valid_bucket_id
-from ds_server.routes._request import BadRequest
 from ds_server.routes._responses import no_content
 
 if TYPE_CHECKING:

@@ -173,7 +173,7 @@ def decide_append(
         request.content_type is None
         or not same_content_type(state.content_type, request.content_type)
     ):
-        raise ContentTypeMismatch()
+        raise ContentTypeMismatch(state.content_type, request.content_type)
     if request.stream_seq is not None:
         last = state.writer_seqs.get(request.writer)
         if last is not None and request.stream_seq.encode() <= last.encode():
