@@ -15,7 +15,6 @@ from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
 from ds_server.settings import Settings, StorageSection
 from ds_server.stores import _rules
-from ds_server.stores._persistence import Chunk
 from ds_server.stores._sqlite.schema import PIECE_BYTES
 from ds_server.stores.base import (
     AppendOutcome,
@@ -38,6 +37,7 @@ from ds_server.stores.errors import (
     StreamGone,
     StreamNotFound,
 )
+from ds_server.stores.persistence import Chunk
 from ds_server.stores.registry import open_store
 from ds_server.stores.sqlite import SqliteStore
 
