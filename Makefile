@@ -14,7 +14,7 @@ DIST := build/dist
 COMPILED := build/compiled
 SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
 
-.PHONY: help setup dev dev-server test lint typecheck unit extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server test lint typecheck unit unit-compiled extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -41,7 +41,7 @@ dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server 
 dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth)
 	$(VENV)/bin/ds-server
 
-test: setup lint typecheck unit conformance conformance-compiled docs ## Lint, type-check, unit/HTTP tests, conformance (plain and compiled), docs build
+test: setup lint typecheck unit unit-compiled conformance conformance-compiled docs ## Lint, type-check, pytest (server suite on both builds), conformance (both builds), docs build
 
 lint: $(VENV)/.synced ## ruff lint + format check
 	$(VENV)/bin/ruff check .
@@ -74,6 +74,12 @@ $(COMPILED)/.built: $(VENV)/.synced $(SERVER_SOURCES)
 
 wheel: $(COMPILED)/.built ## The compiled ds-server wheel (mypyc), in build/dist
 	@ls $(DIST)/*.whl
+
+# The whole server suite again, against the compiled build: the servers the
+# tests start inherit PYTHONPATH, and the suite refuses to run if the
+# compiled modules don't load (server/tests/conftest.py).
+unit-compiled: $(VENV)/.synced $(COMPILED)/.built ## pytest: the whole server suite against the compiled ds-server
+	DS_TEST_BUILD=compiled PYTHONPATH=$(COMPILED) $(VENV)/bin/pytest -q server/tests
 
 conformance-compiled: setup $(COMPILED)/.built ## The conformance suite against the compiled ds-server, per backend
 	PYTHONPATH=$(COMPILED) $(PY) server/tests/conformance/run.py --compiled $(CONFORMANCE_BACKENDS)

@@ -130,7 +130,7 @@ def test_no_import_cycles() -> None:
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
 
 
-def test_the_checks_see_a_cycle_and_an_upward_import() -> None:
+def test_the_import_graph_sees_the_imports() -> None:
     graph = _imports()
     assert "ds_server.edge.http" in graph["ds_server.routes.dispatch"]
     assert _layer("ds_server.routes.dispatch") < _layer("ds_server.edge.http")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ds_server.connection import connection_of
 from ds_server.edge.http import HttpRequest
@@ -35,15 +35,16 @@ if TYPE_CHECKING:
 log = logging.getLogger("ds_server")
 
 _NO_LENGTH = frozenset({204, 304})
+RouteT = TypeVar("RouteT")
 
 
-class Handler(Protocol):
+class Handler(Protocol[RouteT]):
     """Requests served on ASGI directly, before the app: the stream operations."""
 
-    def route(self, scope: HTTPScope) -> object | None:
+    def route(self, scope: HTTPScope) -> RouteT | None:
         """What ``serve`` needs to serve this request, or None to leave it to the app."""
 
-    async def serve(self, route: object, request: HttpRequest) -> Reply:
+    async def serve(self, route: RouteT, request: HttpRequest) -> Reply:
         """The reply, errors included (never raises)."""
 
 
@@ -71,7 +72,7 @@ class Edge:
     def __init__(
         self,
         app: ASGIApp,
-        handler: Handler,
+        handler: Handler[Any],
         cors: Cors,
         *,
         guard: Guard | None = None,

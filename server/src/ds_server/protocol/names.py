@@ -74,5 +74,14 @@ def stream_name(bucket: str, stream_id: str) -> str:
     return name
 
 
+def in_bucket(bucket: str, stream_id: str) -> bool:
+    """Whether ``{bucket}/{stream_id}`` can be addressed as ``/ds/{bucket}/{stream_id}``."""
+    try:
+        stream_name(bucket, stream_id)
+    except BadRequest:
+        return False
+    return True
+
+
 def _has_control(text: str) -> bool:
     return any(ord(char) < 0x20 or ord(char) == 0x7F for char in text)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ds_server.routes._context import ServerContext
 
     Operation = Callable[[ServerContext, HttpRequest, str], Awaitable[Reply]]
+    # The operation, and the stream: a /v1/stream path or a (bucket, stream id) pair.
+    Route = tuple[Operation, str | tuple[str, str]]
 
 log = logging.getLogger("ds_server")
 
@@ -48,7 +50,7 @@ class StreamDispatcher:
     def __init__(self, ctx: ServerContext) -> None:
         self._ctx = ctx
 
-    def route(self, scope: HTTPScope) -> object | None:
+    def route(self, scope: HTTPScope) -> Route | None:
         method = scope["method"]
         operation = _OPERATIONS.get(method)
         if operation is None:
@@ -58,8 +60,8 @@ class StreamDispatcher:
             return None
         return operation, target
 
-    async def serve(self, route: object, request: HttpRequest) -> Reply:
-        operation, target = cast_route(route)
+    async def serve(self, route: Route, request: HttpRequest) -> Reply:
+        operation, target = route
         try:
             if isinstance(target, str):
                 name = stream_path(target)
@@ -72,8 +74,3 @@ class StreamDispatcher:
         except Exception:
             log.exception("unhandled error on %s %s", request.method, request.scope["path"])
             return Reply(500, {h.CONTENT_TYPE: _TEXT}, b"internal error\n")
-
-
-def cast_route(route: object) -> tuple[Operation, str | tuple[str, str]]:
-    """The route ``StreamDispatcher.route`` made (typed again for the checker)."""
-    return route  # type: ignore[return-value]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING
 
-from ds_server.stores import _rules
+from ds_server.protocol.names import in_bucket
 from ds_server.stores.base import BucketInfo, StreamListing, StreamSummary
 from ds_server.stores.errors import BucketExists, BucketNotEmpty, BucketNotFound
 
@@ -34,7 +34,7 @@ class Buckets:
         async with self._engine.catalog_lock:
             if bucket_id in self._created:
                 raise BucketExists()
-            created_at = _rules.now()
+            created_at = self._engine.clock()
             await self._persistence.save_bucket(bucket_id, created_at)
             self._created[bucket_id] = created_at
         return BucketInfo(bucket_id=bucket_id, created_at=created_at, stream_count=0)
@@ -85,14 +85,18 @@ class Buckets:
         return StreamListing(streams=page[:limit], has_more=has_more)
 
     def _members(self, bucket_id: str) -> dict[str, Entry]:
-        """Live streams named ``{bucket_id}/{id}`` (no further ``/``), by local id."""
+        """Live streams ``/ds/{bucket_id}/{id}`` addresses, by local id.
+
+        A stream made through ``/v1/stream`` whose name /ds cannot address
+        (``{bucket}/streams``, ``{bucket}/a/b``, ``{bucket}/x..y``) is not one.
+        """
         prefix = bucket_id + "/"
-        moment = _rules.now()
+        moment = self._engine.clock()
         return {
             entry.state.path[len(prefix) :]: entry
             for entry in self._engine.entries()
             if entry.state.path.startswith(prefix)
-            and "/" not in entry.state.path[len(prefix) :]
+            and in_bucket(bucket_id, entry.state.path[len(prefix) :])
             and not entry.state.soft_deleted
             and not entry.state.is_expired(moment)
         }

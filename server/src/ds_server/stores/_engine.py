@@ -128,7 +128,7 @@ class Engine(Store):
         super().__init__(live)
         self._persistence = persistence
         # Set when the backend stores at once: appends then take the plain-call path.
-        self._inline = persistence if isinstance(persistence, InlinePersistence) else None
+        self._inline_backend = persistence if isinstance(persistence, InlinePersistence) else None
         self._max_stream_bytes = max_stream_bytes
         self._entries: dict[str, Entry] = {}
         # Creates and deletes change the catalog; they are rare, so one lock serves.
@@ -169,7 +169,7 @@ class Engine(Store):
 
     async def create(self, request: CreateRequest) -> CreateResult:
         async with self.catalog_lock:
-            moment = _rules.now()
+            moment = self.clock()
             existing = self._entries.get(request.path)
             if existing is not None:
                 state = existing.state
@@ -229,7 +229,7 @@ class Engine(Store):
     async def append(self, request: AppendRequest) -> AppendResult:
         path = request.path
         entry = self._unexpired(path, touch=True) or await self.lookup(path, touch=True)
-        inline = self._inline
+        inline = self._inline_backend
         if inline is not None and not entry.lock.locked():
             # Nothing here can suspend: the backend stores without awaiting, so
             # no other append can interleave (no lock needed) and cancellation
@@ -430,7 +430,7 @@ class Engine(Store):
         state = entry.state
         if state.soft_deleted:
             raise StreamGone()
-        moment = _rules.now()
+        moment = self.clock()
         if state.is_expired(moment):
             return None
         if touch:
@@ -557,7 +557,7 @@ class Engine(Store):
 
     async def sweep(self) -> None:
         """Expire what is due and persist recent accesses (runs every second)."""
-        moment = _rules.now()
+        moment = self.clock()
         async with self.catalog_lock:
             for entry in list(self._entries.values()):
                 state = entry.state

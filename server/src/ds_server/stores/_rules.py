@@ -7,7 +7,6 @@ the decision says exactly what to write, or raises the domain error.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 
 from ds_server.protocol.json_mode import is_json_content_type, media_type
@@ -199,8 +198,3 @@ def apply_decision(state: StreamState, request: AppendRequest, decision: AppendD
         state.closed_by = decision.producer
     if decision.messages:
         state.last_write = state.last_access
-
-
-def now() -> float:
-    """Wall-clock seconds; TTLs and Expires-At are wall-clock instants."""
-    return time.time()

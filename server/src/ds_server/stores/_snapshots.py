@@ -13,7 +13,6 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ds_server.stores import _rules
 from ds_server.stores.base import Retention, SnapshotInfo
 from ds_server.stores.errors import (
     InvalidOffset,
@@ -61,7 +60,7 @@ class Snapshots:
                 raise OffsetGone("snapshot offset is before the earliest retained offset")
             if not await self._engine.is_boundary(entry, offset):
                 raise InvalidOffset("snapshot offset is not a message boundary")
-            snapshot = SnapshotInfo(offset, content_type, len(data), _rules.now())
+            snapshot = SnapshotInfo(offset, content_type, len(data), self._engine.clock())
             # Readers switch to the new snapshot only once it is durable.
             await self._persistence.save_snapshot(
                 replace(state, snapshot=snapshot, earliest_offset=offset), data
@@ -86,7 +85,7 @@ class Snapshots:
 
     async def retain(self, path: str, start: int) -> Retention:
         entry = await self._engine.lookup(path, touch=False)
-        retention = Retention(entry.state.stream_id, start, _rules.now())
+        retention = Retention(entry.state.stream_id, start, self._engine.clock())
         self._retentions.setdefault(retention.stream_id, []).append(retention)
         return retention
 
@@ -115,7 +114,7 @@ class Snapshots:
 
     def _retained_from(self, entry: Entry) -> int:
         """The lowest offset a running bootstrap of the stream still reads from."""
-        moment = _rules.now()
+        moment = self._engine.clock()
         held = [
             retention.start
             for retention in self._retentions.get(entry.state.stream_id, ())

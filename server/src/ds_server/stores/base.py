@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import abc
 import enum
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from ds_server.live import LiveNotifier
@@ -249,6 +251,9 @@ class Store(abc.ABC):
 
     def __init__(self, live: LiveNotifier) -> None:
         self.live = live
+        # Wall-clock seconds: TTLs and Expires-At are wall-clock instants.
+        # Tests give the store a clock they move by hand.
+        self.clock: Callable[[], float] = time.time
 
     @classmethod
     @abc.abstractmethod
