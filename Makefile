@@ -13,8 +13,12 @@ CONFORMANCE_BACKENDS ?= memory sqlite file-durable file-fast
 DIST := build/dist
 COMPILED := build/compiled
 SERVER_SOURCES := $(shell find server/src -name '*.py') server/pyproject.toml
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The browser tests drive Debian's Chromium: Playwright's own browser download
+# cannot reach its servers, and CI machines may not have the package yet.
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server test lint typecheck unit unit-compiled extensions conformance conformance-compiled wheel docs fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server test lint typecheck unit unit-compiled viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -33,7 +37,11 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-setup: $(VENV)/.synced conformance/node_modules/.installed ## Install everything (uv, Python workspace, npm packages)
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends chromium
+
+setup: $(VENV)/.synced conformance/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
 
 dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server on 127.0.0.1:4437
 	$(PY) -m ds_proxy.dev
@@ -41,7 +49,7 @@ dev: $(VENV)/.synced ## Run Envoy on 127.0.0.1:8080 (JWT) in front of ds-server 
 dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth)
 	$(VENV)/bin/ds-server
 
-test: setup lint typecheck unit unit-compiled conformance conformance-compiled docs ## Lint, type-check, pytest (server suite on both builds), conformance (both builds), docs build
+test: setup lint typecheck compose-check unit unit-compiled conformance conformance-compiled docs ## Lint, type-check, compose file, pytest (the server suite on both builds), conformance (both builds), docs build
 
 lint: $(VENV)/.synced ## ruff lint + format check
 	$(VENV)/bin/ruff check .
@@ -50,8 +58,16 @@ lint: $(VENV)/.synced ## ruff lint + format check
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
 
-unit: $(VENV)/.synced ## pytest: unit, store contract, HTTP and gateway (real Envoy) tests
+unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy) and browser tests
 	$(VENV)/bin/pytest -q
+
+viewer-test: $(VENV)/.synced $(CHROMIUM) ## The session viewer's browser tests alone (Chromium, Envoy, ds-server)
+	$(VENV)/bin/pytest -q proxy/tests/browser
+
+viewer-shot: $(VENV)/.synced $(CHROMIUM) ## Refresh docs/img/viewer.png from a live session (a browser test)
+	@mkdir -p docs/img
+	DS_VIEWER_SCREENSHOT=docs/img/viewer.png $(VENV)/bin/pytest -q \
+		proxy/tests/browser/test_viewer_live.py -k test_two_users_see_each_other_live
 
 extensions: $(VENV)/.synced ## The /ds extension suite against a real ds-server, every backend
 	$(VENV)/bin/pytest -q server/tests/extensions
@@ -63,6 +79,10 @@ conformance: setup ## The official conformance suite against a real ds-server, p
 # wheel keeps the .py sources beside them. No build isolation: mypyc needs the
 # workspace's dependencies to see their types.
 $(COMPILED)/.built: $(VENV)/.synced $(SERVER_SOURCES)
+	@# mypyc writes C: the build needs a compiler and Python's headers.
+	@command -v "$${CC:-cc}" > /dev/null || { echo "make wheel: no C compiler ($${CC:-cc}); mypyc compiles the server to C. Install one (Debian/Ubuntu: apt-get install gcc)." >&2; exit 1; }
+	@$(PY) -c 'import pathlib, sys, sysconfig; sys.exit(not pathlib.Path(sysconfig.get_paths()["include"], "Python.h").is_file())' \
+		|| { echo "make wheel: no Python headers (Python.h) for $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])'). Install them (Debian/Ubuntu: apt-get install python3-dev)." >&2; exit 1; }
 	@# Built from a copy: the build leaves compiled modules beside the sources,
 	@# where they would shadow the .py files of the editable install.
 	rm -rf $(DIST) $(COMPILED) build/server
@@ -84,8 +104,20 @@ unit-compiled: $(VENV)/.synced $(COMPILED)/.built ## pytest: the whole server su
 conformance-compiled: setup $(COMPILED)/.built ## The conformance suite against the compiled ds-server, per backend
 	PYTHONPATH=$(COMPILED) $(PY) server/tests/conformance/run.py --compiled $(CONFORMANCE_BACKENDS)
 
-docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict)
+docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict); fails if docs/configuration.md is stale
+	$(PY) tools/config_reference.py --check
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+config-reference: $(VENV)/.synced ## Regenerate the settings tables of docs/configuration.md from the settings classes
+	$(PY) tools/config_reference.py --write
+
+# Debian's docker-compose (1.29) validates the file without a Docker engine.
+COMPOSE_PROFILES_ALL := --profile sync --profile dev --profile spark
+
+compose-check: ## Validate docker-compose.yml with every profile (docker-compose config; no Docker engine needed)
+	@command -v docker-compose > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y docker-compose)
+	docker-compose -f docker-compose.yml $(COMPOSE_PROFILES_ALL) config -q
+	@echo "docker-compose.yml: valid ($(COMPOSE_PROFILES_ALL))"
 
 bench/node/node_modules/.installed: bench/node/package.json bench/node/package-lock.json
 	cd bench/node && npm ci --no-audit --no-fund --loglevel=error
@@ -93,7 +125,6 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
-SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)

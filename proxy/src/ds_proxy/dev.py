@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from ds_proxy import envoy_config as ec
 from ds_proxy import ports, processes
+from ds_proxy.dev_token import mint_dev_token, with_dev_token
 from ds_proxy.paths import DEV_CONFIG
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ def _banner(listen_port: int, server_port: int, admin_port: int) -> str:
     base = f"http://127.0.0.1:{listen_port}"
     return f"""
 durable-sessions dev stack
-  gateway   {base}   (Envoy, JWT required except /healthz)
+  gateway   {base}   (Envoy, JWT required except /healthz and /ui/)
+  viewer    {base}/ui/   (the session viewer; it offers a dev token for every bucket)
   ds-server http://127.0.0.1:{server_port}   (loopback only; reach it through the gateway)
   admin     http://127.0.0.1:{admin_port}   (Envoy admin)
 
@@ -64,6 +66,8 @@ def main(argv: list[str] | None = None) -> None:
         upstream_port=args.server_port,
         admin_port=args.admin_port,
     )
+    # Only this launcher's in-memory copy gets the route (ds_proxy.dev_token).
+    config = with_dev_token(config, mint_dev_token())
     server = processes.ds_server(
         args.server_port,
         argv=[sys.executable, "-m", "ds_server", "--log-level", args.server_log_level],

@@ -1,4 +1,4 @@
-"""Production gateway settings from the environment (``DS_PROXY__*``)."""
+"""Gateway settings from the environment (``DS_PROXY__*``)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,48 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
-class ProxySettings(BaseSettings):
-    """What the production template needs; the first three have no default."""
+class GatewayAddresses(BaseSettings):
+    """Where Envoy listens and where ds-server is: all a container running the test keys needs."""
 
     model_config = SettingsConfigDict(env_prefix="DS_PROXY__", extra="ignore", frozen=True)
 
-    issuer: str = Field(min_length=1)
-    audiences: Annotated[tuple[str, ...], NoDecode] = Field(min_length=1)
-    jwks_uri: str
-    upstream_host: str = "ds-server"
-    upstream_port: int = Field(default=4437, ge=1, le=65535)
-    listen_port: int = Field(default=8080, ge=1, le=65535)
-    admin_port: int = Field(default=9901, ge=1, le=65535)
-    jwks_cache_secs: int = Field(default=300, ge=1)
-    clock_skew_secs: int = Field(default=30, ge=0, le=300)
-    # Must exceed ds-server's SSE reconnect interval and long-poll timeout.
-    stream_idle_timeout_secs: int = Field(default=120, ge=1)
-    ca_bundle: str = "/etc/ssl/certs/ca-certificates.crt"
+    upstream_host: str = Field(default="ds-server", description="where ds-server listens (host)")
+    upstream_port: int = Field(
+        default=4437, ge=1, le=65535, description="where ds-server listens (port)"
+    )
+    listen_port: int = Field(default=8080, ge=1, le=65535, description="the public port")
+    admin_port: int = Field(
+        default=9901,
+        ge=1,
+        le=65535,
+        description="Envoy admin; on 127.0.0.1 in the production template",
+    )
+
+
+class ProxySettings(GatewayAddresses):
+    """What the production template needs; issuer, audiences and JWKS URI have no default."""
+
+    issuer: str = Field(min_length=1, description="expected `iss`")
+    audiences: Annotated[tuple[str, ...], NoDecode] = Field(
+        min_length=1, description="accepted `aud` values, comma-separated"
+    )
+    jwks_uri: str = Field(
+        description="the identity provider's JWKS URL; https (plain http only on loopback)"
+    )
+    jwks_cache_secs: int = Field(default=300, ge=1, description="how long fetched keys are cached")
+    clock_skew_secs: int = Field(
+        default=30, ge=0, le=300, description="allowed clock skew for `exp`/`nbf`"
+    )
+    stream_idle_timeout_secs: int = Field(
+        default=120,
+        ge=1,
+        description="a stream idle this long is closed; must exceed ds-server's SSE reconnect "
+        "interval and long-poll timeout, so the server, not Envoy, ends live reads",
+    )
+    ca_bundle: str = Field(
+        default="/etc/ssl/certs/ca-certificates.crt",
+        description="CA certificates for the JWKS endpoint",
+    )
 
     @field_validator("audiences", mode="before")
     @classmethod

@@ -99,6 +99,17 @@ def test_dev_stack_serves_through_envoy_and_stops_on_ctrl_c(tmp_path: Path) -> N
         assert httpx.put(f"{base}/v1/stream/other/room", headers=headers).status_code == 403
         # ds-server listens on loopback only.
         assert _listening_addresses(server) == {"127.0.0.1"}
+        # The viewer, and the token the dev stack offers it: every bucket, from Envoy.
+        assert httpx.get(f"{base}/ui/").status_code == 200
+        offered = httpx.get(f"{base}/ui/dev-token.json")
+        assert offered.status_code == 200
+        assert offered.headers["content-type"] == "application/json"
+        assert offered.headers["cache-control"] == "no-store"
+        dev = bearer(offered.json()["token"])
+        assert offered.json()["sub"] == "dev"
+        assert offered.json()["expires_at"] > time.time() + 3600
+        assert httpx.put(f"{base}/ds/anybucket", headers=dev).status_code == 201
+        assert httpx.post(f"{base}/ui/dev-token.json").status_code == 401
     # Both children are gone: nothing answers on either port.
     for port in (listen, server):
         try:

@@ -59,6 +59,19 @@ def test_public_and_preflight_need_nothing() -> None:
     assert need("OPTIONS", "/v1/stream/chat/s") == ()
 
 
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+@pytest.mark.parametrize("path", ["/ui", "/ui/", "/ui/index.html", "/ui/js/main.js"])
+def test_the_viewer_page_is_public_to_read(method: str, path: str) -> None:
+    assert need(method, path) == ()
+
+
+def test_the_viewer_page_is_not_writable_and_names_are_exact() -> None:
+    assert need("POST", "/ui/index.html") == (Access(None, W),)
+    assert need("PUT", "/ui/") == (Access(None, W),)
+    assert need("GET", "/uix") == (Access(None, R),)
+    assert need("GET", "/v1/stream/ui/s") == (Access("ui", R),)
+
+
 def test_other_paths_need_the_wildcard() -> None:
     assert need("GET", "/metrics") == (Access(None, R),)
     assert need("POST", "/v1/stream/__ds/x/claim") == (Access(None, W),)

@@ -15,6 +15,7 @@ import pytest
 from ds_proxy import envoy_config as ec
 from ds_proxy.keys import jwks_for, load_private_key
 from ds_proxy.paths import DEV_CONFIG, PROD_TEMPLATE
+from ds_server.settings import ServerSection
 
 DEV = ec.load(DEV_CONFIG)
 PROD = ec.load(PROD_TEMPLATE)
@@ -41,8 +42,8 @@ def test_streaming_timeouts(config: ec.Config) -> None:
     assert [seconds(route["route"]["timeout"]) for route in routes] == [0] * len(routes)
 
 
-# ds-server's keep-alive timeout (uvicorn's default) and its head limit.
-SERVER_KEEP_ALIVE_SECS = 5
+# ds-server's keep-alive timeout (its setting's default) and its head limit.
+SERVER_KEEP_ALIVE_SECS = ServerSection.model_fields["keep_alive_secs"].default
 SERVER_MAX_HEAD_KIB = 64
 
 
@@ -178,15 +179,24 @@ def test_rules(config: ec.Config) -> None:
             }
         }
     }
+    # The viewer's page: reading it needs no token (GET and HEAD of /ui and below only).
     assert rules[2] == {
+        "match": {
+            "safe_regex": {"regex": "^/ui(/.*)?$"},
+            "headers": [
+                {"name": ":method", "string_match": {"safe_regex": {"regex": "^(GET|HEAD)$"}}}
+            ],
+        }
+    }
+    assert rules[3] == {
         "match": {
             "prefix": "/",
             "headers": [{"name": ":method", "string_match": {"exact": "GET"}}],
         },
         "requires": {"provider_name": "ds_bearer_or_query"},
     }
-    assert rules[3] == {"match": {"prefix": "/"}, "requires": {"provider_name": "ds_bearer"}}
-    assert len(rules) == 4
+    assert rules[4] == {"match": {"prefix": "/"}, "requires": {"provider_name": "ds_bearer"}}
+    assert len(rules) == 5
 
 
 def test_dev_jwks_is_the_committed_test_key() -> None:

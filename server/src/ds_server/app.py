@@ -24,6 +24,7 @@ from ds_server.live import LiveNotifier
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.routes.dispatch import StreamDispatcher
+from ds_server.routes.viewer import viewer_router
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
 from ds_server.subscriptions import SubscriptionManager
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from litestar.plugins import PluginProtocol
     from litestar.types import (
         ASGIApp,
+        ControllerRouterHandler,
         LifeSpanReceive,
         LifeSpanScope,
         LifeSpanSend,
@@ -117,8 +119,16 @@ def create_app(
             fallback.bucket_stream_fallback,
         ],
     )
+    route_handlers: list[ControllerRouterHandler] = [
+        health.healthz,
+        subscriptions.router(),
+        stream_routes,
+        bucket_routes,
+    ]
+    if settings.http.viewer:
+        route_handlers.append(viewer_router())
     app = DsApp(
-        route_handlers=[health.healthz, subscriptions.router(), stream_routes, bucket_routes],
+        route_handlers=route_handlers,
         exception_handlers=EXCEPTION_HANDLERS,
         on_startup=[on_startup],
         on_shutdown=[on_shutdown],

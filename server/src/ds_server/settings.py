@@ -19,34 +19,73 @@ from ds_server.backends import BACKENDS, known_backends
 
 
 class ServerSection(BaseModel):
-    host: str = "127.0.0.1"
-    port: int = Field(default=4437, ge=0, le=65535)
-    long_poll_timeout_secs: float = Field(default=30.0, gt=0)
-    # 0 disables the periodic close of SSE connections.
-    sse_reconnect_interval_secs: float = Field(default=60.0, ge=0)
-    # An idle SSE connection gets a comment line this often, so proxies keep it open.
-    sse_keepalive_secs: float = Field(default=15.0, gt=0)
-    # An idle keep-alive connection is closed after this long. Above the idle
-    # timeouts of clients and proxies (undici 4 s, httpx 5 s, Envoy's upstream
-    # pool 60 s as configured here), so they close first: a client that reuses
-    # a connection the server is closing at that very moment gets a reset.
-    keep_alive_secs: int = Field(default=75, gt=0)
-    # A client that takes none of its response for this long (its TCP window
-    # stays closed) is disconnected; SSE and long-poll clients resume from
-    # their last offset. See docs/server.md, "Slow readers".
-    stalled_reader_timeout_secs: float = Field(default=30.0, gt=0)
-    # A request head (request line and headers) must arrive within this long
-    # of its first byte, or of the connection opening; slower ones get 408.
-    request_headers_timeout_secs: float = Field(default=10.0, gt=0)
-    # Largest body a single catch-up read returns; clients page with Stream-Next-Offset.
-    read_chunk_bytes: int = Field(default=1024 * 1024, ge=1024)
-    # Freed memory kept for reuse by later requests, released every 10 s
-    # (glibc only; 0 = the allocator's defaults). See ds_server.freed_memory.
-    keep_freed_memory_bytes: int = Field(default=128 * 1024 * 1024, ge=0, le=2**31 - 1)
+    host: str = Field(
+        default="127.0.0.1",
+        description="listen address; loopback so that only the gateway is exposed",
+    )
+    port: int = Field(default=4437, ge=0, le=65535, description="listen port")
+    long_poll_timeout_secs: float = Field(
+        default=30.0, gt=0, description="how long a long-poll waits before `204`"
+    )
+    sse_reconnect_interval_secs: float = Field(
+        default=60.0,
+        ge=0,
+        description="close SSE connections this often, so CDNs can collapse reconnects "
+        "(`0` = never)",
+    )
+    sse_keepalive_secs: float = Field(
+        default=15.0,
+        gt=0,
+        description="send an idle SSE connection a comment line (`: keep-alive`) this often, "
+        "so proxies don't close it; keep it below every idle timeout on the way",
+    )
+    # Above the idle timeouts of clients and proxies (undici 4 s, httpx 5 s,
+    # Envoy's upstream pool 60 s as configured here): a client that reuses a
+    # connection the server is closing at that very moment gets a reset.
+    keep_alive_secs: int = Field(
+        default=75,
+        gt=0,
+        description="an idle keep-alive connection is closed after this long; keep it above "
+        "the idle timeouts of clients and of the proxy in front (Envoy closes idle upstream "
+        "connections after 60 s), so they close first",
+    )
+    # See docs/server.md, "Slow readers".
+    stalled_reader_timeout_secs: float = Field(
+        default=30.0,
+        gt=0,
+        description="disconnect a client that takes none of its response for this long (its "
+        "TCP window stays closed); SSE and long-poll clients resume from their last offset",
+    )
+    request_headers_timeout_secs: float = Field(
+        default=10.0,
+        gt=0,
+        description="a request's head (request line and headers) must arrive within this "
+        "long of its first byte, or of the connection opening; later ones get `408` and the "
+        "connection is closed",
+    )
+    read_chunk_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="largest catch-up response body; clients page with `Stream-Next-Offset`",
+    )
+    # See ds_server.freed_memory.
+    keep_freed_memory_bytes: int = Field(
+        default=128 * 1024 * 1024,
+        ge=0,
+        le=2**31 - 1,
+        description="freed memory the server keeps for reuse instead of faulting in fresh "
+        "pages for the next large body; what stays unused goes back to the system every 10 s "
+        "(glibc only; `0` = the allocator's defaults)",
+    )
 
 
 class HttpSection(BaseModel):
-    cors_origins: Annotated[list[str], NoDecode] = ["*"]
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default=["*"], description="allowed CORS origins, comma-separated (`*` = any)"
+    )
+    viewer: bool = Field(
+        default=True, description="serve the session viewer at `/ui/` (docs/viewer.md)"
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod
@@ -58,17 +97,36 @@ class HttpSection(BaseModel):
 
 
 class LimitsSection(BaseModel):
-    max_memory_bytes: int = Field(default=100 * 1024 * 1024, gt=0)
-    max_stream_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+    max_memory_bytes: int = Field(
+        default=100 * 1024 * 1024,
+        gt=0,
+        description="`memory` backend: total bytes across streams (`413` beyond)",
+    )
+    max_stream_bytes: int = Field(
+        default=10 * 1024 * 1024,
+        gt=0,
+        description="bytes per stream; larger appends get `413` with nothing appended",
+    )
 
 
 class StorageSection(BaseModel):
     # Durable by default: ACID SQLite under data_dir (docs/server.md says why).
-    mode: str = "sqlite"
-    data_dir: Path = Path("./data/streams")
-    # sqlite: the most the database file may grow to (0 = until the disk is full);
-    # writes beyond get 507 with nothing written.
-    sqlite_max_db_bytes: int = Field(default=0, ge=0)
+    mode: str = Field(
+        default="sqlite",
+        description="storage backend: `sqlite`, `file-durable`, `file-fast` or `memory` "
+        "(names are lower-case)",
+    )
+    data_dir: Path = Field(
+        default=Path("./data/streams"),
+        description="root directory of the durable backends, created if missing; one server "
+        "at a time; the `memory` backend has none and ignores it",
+    )
+    sqlite_max_db_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="`sqlite`: largest the database may grow (`0` = until the disk is full); "
+        "writes beyond get `507` with nothing written",
+    )
 
     @field_validator("mode")
     @classmethod
@@ -82,18 +140,25 @@ class StorageSection(BaseModel):
 
 
 class AuthSection(BaseModel):
-    # "gateway": enforce bucket scopes from the identity Envoy forwards
-    # (X-JWT-Payload, X-JWT-Sub). "off": no authorization (direct local use,
-    # the conformance suite).
-    mode: Literal["off", "gateway"] = "off"
-    # The token claim holding {"read": [...], "write": [...]} bucket lists.
-    scope_claim: str = Field(default="ds", min_length=1)
+    # "off" serves direct local use and the conformance suite.
+    mode: Literal["off", "gateway"] = Field(
+        default="off",
+        description="`gateway`: enforce bucket scopes from the identity Envoy forwards "
+        "(`X-JWT-Payload`); `off`: no authorization",
+    )
+    scope_claim: str = Field(
+        default="ds",
+        min_length=1,
+        description="the token claim holding the `read`/`write` bucket lists",
+    )
 
 
 class SubscriptionsSection(BaseModel):
-    # Webhook targets must resolve to public addresses; true lets https
-    # receivers on private networks (10/8, 192.168/16, loopback...) be woken.
-    webhook_allow_private: bool = False
+    webhook_allow_private: bool = Field(
+        default=False,
+        description="`true` lets https webhook targets resolve to private, loopback or "
+        "link-local addresses (receivers on an internal network)",
+    )
 
 
 class Settings(BaseSettings):

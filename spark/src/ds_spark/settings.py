@@ -33,20 +33,38 @@ class Settings(BaseSettings):
     )
 
     server_url: str = Field(
-        default="http://127.0.0.1:4437", validation_alias=_aliases("server_url", "DS_SERVER_URL")
+        default="http://127.0.0.1:4437",
+        validation_alias=_aliases("server_url", "DS_SERVER_URL"),
+        description="ds-server (or Envoy) base URL",
     )
     postgres_url: str = Field(
         default="postgresql://postgres:password@127.0.0.1:54321/durable_streams",
         validation_alias=_aliases("postgres_url", "POSTGRES_URL"),
+        description="Postgres with ds-sync's tables",
     )
-    # Bearer token for the server, when ds-spark reaches it through Envoy.
-    token: SecretStr | None = None
-    # The session streams: globs of stream paths (a path, or '{bucket}/*').
-    streams: str = "session-events,sessions/*"
-    master: str = DEFAULT_MASTER
-    output_dir: Path = Path("spark-output")
-    # Partitions of the session_events reader (rows are split by a hash of the stream).
-    postgres_partitions: int = Field(default=8, ge=1, le=1024)
+    token: SecretStr | None = Field(
+        default=None, description="bearer token for the server, when it is behind Envoy"
+    )
+    streams: str = Field(
+        default="session-events,sessions/*",
+        description="the session streams: comma-separated stream paths or `{bucket}/*`",
+    )
+    master: str = Field(
+        default=DEFAULT_MASTER,
+        description="Spark master: `local[N]`, `local-cluster[...]`, `spark://…`, `k8s://…`; "
+        "the `--master` flag overrides it",
+    )
+    output_dir: Path = Field(
+        default=Path("spark-output"),
+        description="Parquet and report directory; the `--output` flag overrides it",
+    )
+    postgres_partitions: int = Field(
+        default=8,
+        ge=1,
+        le=1024,
+        description="partitions of the `session_events` reader (rows are split by a hash of "
+        "the stream)",
+    )
 
     @field_validator("server_url")
     @classmethod

@@ -43,52 +43,111 @@ class Settings(BaseSettings):
     )
 
     server_url: str = Field(
-        default="http://127.0.0.1:4437", validation_alias=_aliases("server_url", "DS_SERVER_URL")
+        default="http://127.0.0.1:4437",
+        validation_alias=_aliases("server_url", "DS_SERVER_URL"),
+        description="the ds-server to read (directly, or Envoy with a token)",
     )
     postgres_url: str = Field(
         default="postgresql://postgres:password@127.0.0.1:54321/durable_streams",
         validation_alias=_aliases("postgres_url", "POSTGRES_URL"),
+        description="the database of `session_events`",
     )
-    # Set: the Postgres → stream direction reads Electric's Shape API (see `feed`).
     electric_url: str | None = Field(
-        default=None, validation_alias=_aliases("electric_url", "ELECTRIC_URL")
+        default=None,
+        validation_alias=_aliases("electric_url", "ELECTRIC_URL"),
+        description="Electric's base URL (its Shape API is `{url}/v1/shape`); set, the "
+        "Postgres → stream direction reads Electric instead of Postgres's logical decoding "
+        "(empty counts as unset)",
     )
-    # Electric's `secret` query parameter (ELECTRIC_SECRET on Electric's side).
-    electric_secret: SecretStr | None = None
-    # Bearer token for the server, when ds-sync reaches it through Envoy.
-    token: SecretStr | None = None
-    streams: Annotated[tuple[Pattern, ...], NoDecode] = parse_patterns("session-events,sessions/*")
-    # Names this consumer on the server: its subscriptions and wake stream.
-    name: str = "ds-sync"
-    # An SSE reader with no data for this long closes; a wake brings it back.
-    idle_secs: float = Field(default=30.0, gt=0)
-    # How often the bucket listings are read again (a safety net under the wakes).
-    rescan_secs: float = Field(default=30.0, gt=0)
-    # Least time between two claims of a subscription's wake (bounds wake traffic).
-    wake_interval_secs: float = Field(default=0.25, ge=0)
-    # Streams read at once; the others wait (without a connection) for a turn.
-    max_readers: int = Field(default=256, ge=1)
-    pool_size: int = Field(default=4, ge=2, le=100)
-    # Rows one transaction may take when several streams' batches are waiting.
-    max_batch_rows: int = Field(default=20_000, ge=1)
-    # Postgres → stream: the tables mirrored, each to the JSON stream pg-{table}.
-    tables: Annotated[tuple[TableName, ...], NoDecode] = parse_tables("items")
-    # auto: Electric when ELECTRIC_URL is set, else Postgres's own logical decoding.
-    feed: Literal["auto", "native", "electric"] = "auto"
-    # Native feed: how often the replication slot is read when it had nothing.
-    poll_secs: float = Field(default=0.05, gt=0, le=60)
-    # Changes one batch may take from a feed (a transaction is never split).
-    feed_batch_rows: int = Field(default=5_000, ge=1)
-    # Largest POST body sent to a pg-{table} stream.
-    post_max_bytes: int = Field(default=1 << 20, ge=1024)
-    # Applied as Postgres's max_slot_wal_keep_size when the server has no bound
-    # (-1), so a slot can't keep WAL without bound while ds-sync is down; "off": never.
-    max_slot_wal_keep_size: str = "4GB"
-    # WAL held by a slot beyond this: a warning in the log, every minute.
-    slot_warn_mb: int = Field(default=512, ge=1)
-    metrics_host: str = "127.0.0.1"
-    # /metrics and /healthz; 0 turns the endpoint off.
-    metrics_port: int = Field(default=4438, ge=0, le=65535)
+    electric_secret: SecretStr | None = Field(
+        default=None,
+        description="Electric's secret (`ELECTRIC_SECRET` on Electric's side), sent as `secret`",
+    )
+    token: SecretStr | None = Field(
+        default=None,
+        description="bearer token sent to the server, for use through Envoy; it needs the `*` "
+        "scope (subscriptions): `ds-token --sub ds-sync --bucket '*'`",
+    )
+    streams: Annotated[tuple[Pattern, ...], NoDecode] = Field(
+        default=parse_patterns("session-events,sessions/*"),
+        description="comma-separated glob patterns of the streams to sync (`*` one segment, "
+        "`**` any number)",
+    )
+    name: str = Field(
+        default="ds-sync",
+        description="this consumer's name on the server: its subscriptions and wake stream "
+        "`ds-sync/{name}-wakes`",
+    )
+    idle_secs: float = Field(
+        default=30.0,
+        gt=0,
+        description="a reader with no data for this long closes its connection; a wake starts "
+        "it again",
+    )
+    rescan_secs: float = Field(
+        default=30.0,
+        gt=0,
+        description="how often the streams are listed again (a safety net under the wakes)",
+    )
+    # Bounds the wake traffic.
+    wake_interval_secs: float = Field(
+        default=0.25, ge=0, description="least time between two claims of a subscription's wakes"
+    )
+    max_readers: int = Field(
+        default=256,
+        ge=1,
+        description="streams read at once; others wait their turn without a connection",
+    )
+    pool_size: int = Field(
+        default=4, ge=2, le=100, description="Postgres connections (all but one commit batches)"
+    )
+    max_batch_rows: int = Field(
+        default=20_000,
+        ge=1,
+        description="rows one commit may take when several batches wait",
+    )
+    tables: Annotated[tuple[TableName, ...], NoDecode] = Field(
+        default=parse_tables("items"),
+        description="comma-separated tables (`name` or `schema.name`) mirrored to the streams "
+        "`pg-{table}`; empty: none",
+    )
+    feed: Literal["auto", "native", "electric"] = Field(
+        default="auto",
+        description="the Postgres → stream change feed: `auto` is Electric when `ELECTRIC_URL` "
+        "is set, else native (Postgres's own logical decoding)",
+    )
+    poll_secs: float = Field(
+        default=0.05,
+        gt=0,
+        le=60,
+        description="native feed: how often the replication slot is checked when it had "
+        "nothing new",
+    )
+    feed_batch_rows: int = Field(
+        default=5_000,
+        ge=1,
+        description="changes (or snapshot rows) one batch may take from a feed; a transaction "
+        "is never split",
+    )
+    post_max_bytes: int = Field(
+        default=1 << 20, ge=1024, description="largest POST body sent to a `pg-{table}` stream"
+    )
+    max_slot_wal_keep_size: str = Field(
+        default="4GB",
+        description="set as Postgres's `max_slot_wal_keep_size` when the server has no bound "
+        "(`-1`), so a slot can't keep WAL without bound while ds-sync is down; `off`: never set",
+    )
+    slot_warn_mb: int = Field(
+        default=512,
+        ge=1,
+        description="a warning (once a minute) while a slot holds more WAL than this",
+    )
+    metrics_host: str = Field(
+        default="127.0.0.1", description="where `/metrics` and `/healthz` listen"
+    )
+    metrics_port: int = Field(
+        default=4438, ge=0, le=65535, description="their port; `0` turns them off"
+    )
 
     @field_validator("streams", mode="before")
     @classmethod

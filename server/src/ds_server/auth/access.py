@@ -35,6 +35,7 @@ from ds_server.edge.surfaces import (
     bucket_of_name,
     bucket_of_path,
     bucket_route,
+    is_viewer,
 )
 from ds_server.protocol.errors import BadRequest
 
@@ -55,6 +56,8 @@ def required_access(
     if SELF_AUTHENTICATED.fullmatch(path):
         return ()
     mode = Mode.READ if method in _READ_METHODS else Mode.WRITE
+    if mode is Mode.READ and is_viewer(path):
+        return ()
     needed = [Access(bucket_of_path(path), mode)]
     if method == "PUT":
         request_bucket = bucket_route(path)

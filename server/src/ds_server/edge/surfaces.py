@@ -8,7 +8,8 @@ A stream has one name (``chat/room-1``) and two spellings on the wire:
   bootstrap); ``/ds/{bucket}/{stream}`` is ``/v1/stream/{bucket}/{stream}``.
 
 Besides: ``/v1/stream/__ds/...``, the server's own API (subscriptions;
-``__ds`` is never a stream's segment), and ``/healthz``.
+``__ds`` is never a stream's segment), ``/ui`` (the session viewer) and
+``/healthz``.
 
 The dispatcher, authorization (``auth/access.py``) and the app's routers
 all read this module and nothing else, so what is authorized is always what
@@ -26,6 +27,8 @@ BUCKET_PREFIX = "/ds"
 # The server's own API under the stream prefix (subscriptions, their JWKS).
 SERVER_API_PREFIX = f"{STREAM_PREFIX}/{RESERVED_SEGMENT}"
 HEALTH_PATH = "/healthz"
+# The session viewer's static files: the page needs no token, what it fetches does.
+VIEWER_PREFIX = "/ui"
 # Paths anyone may call, with no token.
 PUBLIC_PATHS = frozenset({HEALTH_PATH})
 # Server API endpoints that carry their own credentials: the webhook signing
@@ -86,6 +89,11 @@ def bucket_route(path: str) -> str | None:
     if rest is None:
         return None
     return rest.split("/", 1)[0]
+
+
+def is_viewer(path: str) -> bool:
+    """Whether ``path`` is the session viewer's (``/ui`` and below)."""
+    return under(path, VIEWER_PREFIX) is not None
 
 
 def under(path: str, prefix: str) -> str | None:

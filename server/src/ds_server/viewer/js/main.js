@@ -1,0 +1,265 @@
+// The session viewer: a token, a bucket's sessions, one session live.
+// The URL's fragment (#/{bucket}/{session}) names what is open, so a reload
+// opens it again: from a fresh bootstrap, so nothing is shown twice.
+
+import { call, describe, dsPath } from "./api.js";
+import { readBootstrap } from "./bootstrap.js";
+import { Follower } from "./follow.js";
+import { Producer } from "./producer.js";
+import { View } from "./render.js";
+import { SessionState } from "./session-state.js";
+import { claimsOf, fetchDevToken, storedToken, storeToken } from "./token.js";
+
+const DEFAULT_BUCKET = "sessions";
+const TYPING_REFRESH_MS = 3000;
+const TYPING_IDLE_MS = 5000;
+
+const view = new View();
+const producer = new Producer();
+const app = {
+  token: storedToken(),
+  claims: null,
+  devToken: null,
+  bucket: DEFAULT_BUCKET,
+  listCursor: null,
+  open: null, // {bucket, session, path, state, follower}
+  typingSentAt: 0,
+  typingTimer: null,
+};
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+function self() {
+  return typeof app.claims?.sub === "string" ? app.claims.sub : null;
+}
+
+function fail(error) {
+  view.notice(describe(error, app.claims));
+}
+
+function route() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const [bucket, session] = parts.map((part) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  });
+  return { bucket: bucket ?? null, session: session ?? null };
+}
+
+async function useToken(token) {
+  app.token = token.trim();
+  app.claims = claimsOf(app.token);
+  storeToken(app.token);
+  byId("token").value = "";
+  view.identity(app.claims, app.devToken !== null);
+  view.notice("");
+  if (app.token === "") return;
+  await listSessions(app.bucket, false);
+  const { bucket, session } = route();
+  if (bucket !== null && session !== null) await openSession(bucket, session);
+}
+
+async function listSessions(bucket, more) {
+  app.bucket = bucket;
+  byId("bucket").value = bucket;
+  if (app.token === "") {
+    view.notice("Enter a token first.", "info");
+    return;
+  }
+  const query = new URLSearchParams({ limit: "200" });
+  if (more && app.listCursor !== null) query.set("after", app.listCursor);
+  try {
+    const response = await call("GET", dsPath(bucket, undefined, `/streams?${query}`), app.token);
+    const listing = await response.json();
+    app.listCursor = listing.next_cursor;
+    view.sessions(bucket, listing.streams, listing.has_more, more);
+  } catch (error) {
+    fail(error);
+  }
+}
+
+// Posts go out with the token and user the session was opened with, so a
+// token changed meanwhile never posts as someone else.
+function announce(open, message) {
+  if (open.user === null) return Promise.resolve();
+  return producer.append(open.path, open.token, message).catch((error) => {
+    view.notice(`Could not post to the session: ${describe(error, claimsOf(open.token))}`);
+  });
+}
+
+function presence(open, status) {
+  return {
+    type: "presence",
+    key: `user:${open.user}`,
+    operation: "set",
+    value: { status },
+    timestamp: new Date().toISOString(),
+  };
+}
+
+function leave(open) {
+  open.follower?.stop();
+  if (open.joined) {
+    producer.appendOnExit(open.path, open.token, presence(open, "offline"));
+  }
+}
+
+async function openSession(bucket, session) {
+  if (app.open !== null) leave(app.open);
+  const path = dsPath(bucket, session);
+  const open = {
+    bucket,
+    session,
+    path,
+    token: app.token,
+    user: self(),
+    state: new SessionState(),
+    follower: null,
+    joined: false, // its user's presence was posted, so leaving posts "offline"
+  };
+  app.open = open;
+  view.openSession(bucket, session);
+  if (app.token === "") {
+    view.notice("Enter a token to open the session.", "info");
+    view.connection("stopped");
+    return;
+  }
+  try {
+    const response = await call("GET", `${path}/bootstrap`, app.token);
+    const { snapshot, messages, nextOffset } = await readBootstrap(response);
+    if (app.open !== open) return; // another session was opened meanwhile
+    if (snapshot !== null) open.state.loadSnapshot(snapshot);
+    for (const message of messages) open.state.apply(message);
+    view.state(open.state, open.user);
+    view.offset(nextOffset);
+    follow(open, nextOffset);
+    open.joined = open.user !== null;
+    await announce(open, presence(open, "online"));
+  } catch (error) {
+    if (app.open !== open) return;
+    view.connection("stopped");
+    fail(error);
+  }
+}
+
+function follow(open, offset) {
+  open.follower = new Follower(open.path, open.token, offset, {
+    onBatch(messages, next) {
+      for (const message of messages) open.state.apply(message);
+      view.state(open.state, open.user);
+      view.offset(next);
+    },
+    onState(state) {
+      if (app.open === open) view.connection(state);
+    },
+    onGone() {
+      // The history before our offset was compacted into a snapshot: start over.
+      if (app.open === open) openSession(open.bucket, open.session);
+    },
+    onFatal(error) {
+      if (app.open === open) fail(error);
+    },
+  });
+  open.follower.start();
+}
+
+async function post(text) {
+  const open = app.open;
+  if (open === null || open.user === null) return;
+  const message = {
+    type: "message",
+    key: `msg:${crypto.randomUUID()}`,
+    value: { role: "user", text, author: `user:${open.user}` },
+    headers: { operation: "insert", timestamp: new Date().toISOString() },
+  };
+  await stopTyping(open);
+  await announce(open, message);
+}
+
+function typing(open) {
+  clearTimeout(app.typingTimer);
+  app.typingTimer = setTimeout(() => stopTyping(open), TYPING_IDLE_MS);
+  if (Date.now() - app.typingSentAt < TYPING_REFRESH_MS) return;
+  app.typingSentAt = Date.now();
+  announce(open, { type: "typing", key: `user:${open.user}`, operation: "set", value: {} });
+}
+
+function stopTyping(open) {
+  clearTimeout(app.typingTimer);
+  if (app.typingSentAt === 0) return Promise.resolve();
+  app.typingSentAt = 0;
+  return announce(open, { type: "typing", key: `user:${open.user}`, operation: "remove" });
+}
+
+function wire() {
+  byId("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    useToken(byId("token").value);
+  });
+  byId("dev-token").addEventListener("click", () => {
+    if (app.devToken !== null) useToken(app.devToken.token);
+  });
+  byId("bucket-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    listSessions(byId("bucket").value.trim() || DEFAULT_BUCKET, false);
+  });
+  byId("more-sessions").addEventListener("click", () => listSessions(app.bucket, true));
+  byId("new-session-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const session = byId("new-session").value.trim();
+    if (session === "") return;
+    try {
+      const headers = { "Content-Type": "application/json" };
+      await call("PUT", dsPath(app.bucket, session), app.token, { headers });
+      byId("new-session").value = "";
+      await listSessions(app.bucket, false);
+      location.hash = `#/${encodeURIComponent(app.bucket)}/${encodeURIComponent(session)}`;
+    } catch (error) {
+      fail(error);
+    }
+  });
+  byId("compose").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = byId("compose-text");
+    const text = input.value;
+    if (text.trim() === "") return;
+    input.value = "";
+    post(text);
+  });
+  byId("compose-text").addEventListener("input", () => {
+    if (app.open !== null && app.open.user !== null) typing(app.open);
+  });
+  window.addEventListener("hashchange", () => {
+    const { bucket, session } = route();
+    if (bucket !== null && bucket !== app.bucket) listSessions(bucket, false);
+    if (bucket !== null && session !== null) openSession(bucket, session);
+  });
+  window.addEventListener("pagehide", () => {
+    if (app.open !== null) leave(app.open);
+  });
+  window.addEventListener("pageshow", (event) => {
+    // Back from the back/forward cache: pagehide stopped the live read.
+    if (event.persisted && app.open !== null) openSession(app.open.bucket, app.open.session);
+  });
+}
+
+async function start() {
+  wire();
+  app.claims = app.token === "" ? null : claimsOf(app.token);
+  view.identity(app.claims, false);
+  const { bucket, session } = route();
+  app.bucket = bucket ?? DEFAULT_BUCKET;
+  byId("bucket").value = app.bucket;
+  app.devToken = await fetchDevToken();
+  view.identity(app.claims, app.devToken !== null);
+  if (app.token === "") return;
+  await listSessions(app.bucket, false);
+  if (session !== null) await openSession(app.bucket, session);
+}
+
+start();

@@ -1,0 +1,186 @@
+"""docker-compose.yml and the Dockerfiles, checked without a Docker engine.
+
+`make compose-check` validates the file with docker-compose itself; these
+tests check what it can't: that every file a Dockerfile copies exists, that
+every variable set for our images is one their settings read, and that the
+reference stack's service names, ports, profiles and pins are kept.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = ROOT / "docker-compose.yml"
+
+
+def _load_tool() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "config_reference", ROOT / "tools" / "config_reference.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["config_reference"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+ref = _load_tool()
+services: dict[str, dict[str, Any]] = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))[
+    "services"
+]
+BUILT = {name: spec for name, spec in services.items() if "build" in spec}
+# Which settings read the variables a service of ours is given.
+SETTINGS = {
+    "server": ["ds_server.settings:Settings"],
+    "envoy": ["ds_proxy.settings:ProxySettings"],
+    "sync-service": ["ds_sync.settings:Settings"],
+    "spark": ["ds_spark.settings:Settings"],
+}
+
+
+def _names(targets: list[str]) -> set[str]:
+    return {
+        name for target in targets for names, _ in ref.variables(ref.load(target)) for name in names
+    }
+
+
+def _all_names() -> set[str]:
+    return {
+        name for cls in ref.settings_classes() for names, _ in ref.variables(cls) for name in names
+    }
+
+
+def _dockerfile(spec: dict[str, Any]) -> Path:
+    build = spec["build"]
+    return ROOT / build["context"] / build["dockerfile"]
+
+
+def _instructions(path: Path) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) per instruction, continuation lines joined."""
+    text = re.sub(r"\\\n", " ", path.read_text(encoding="utf-8"))
+    found = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            word, _, rest = stripped.partition(" ")
+            found.append((word.upper(), rest.strip()))
+    return found
+
+
+def _final_stage(path: Path) -> list[tuple[str, str]]:
+    steps = _instructions(path)
+    last_from = max(i for i, (word, _) in enumerate(steps) if word == "FROM")
+    return steps[last_from:]
+
+
+def _env_names(steps: list[tuple[str, str]]) -> set[str]:
+    return {
+        match
+        for word, rest in steps
+        if word == "ENV"
+        for match in re.findall(r"(?:^|\s)([A-Z][A-Z0-9_]*)=", rest)
+    }
+
+
+def test_every_dockerfile_is_built_by_the_compose_file() -> None:
+    on_disk = {path.relative_to(ROOT) for path in ROOT.glob("*/Dockerfile")}
+    built = {_dockerfile(spec).relative_to(ROOT) for spec in BUILT.values()}
+    assert on_disk == built
+    assert {str(path) for path in built} >= {
+        "server/Dockerfile",
+        "proxy/Dockerfile",
+        "sync/Dockerfile",
+    }
+
+
+@pytest.mark.parametrize("service", sorted(BUILT))
+def test_what_a_dockerfile_copies_exists(service: str) -> None:
+    path = _dockerfile(BUILT[service])
+    sources = [
+        source
+        for word, rest in _instructions(path)
+        if word == "COPY" and not rest.startswith("--from=")
+        for source in rest.split()[:-1]
+    ]
+    assert sources, f"{path} copies nothing from the context"
+    missing = [source for source in sources if not (ROOT / source).exists()]
+    assert missing == [], f"{path} copies files that do not exist: {missing}"
+    # Every member's manifest: uv checks the lock against the whole workspace.
+    members = {f"{member}/pyproject.toml" for member in _workspace_members()}
+    assert members <= set(sources)
+
+
+def _workspace_members() -> list[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    members: list[str] = project["tool"]["uv"]["workspace"]["members"]
+    return members
+
+
+@pytest.mark.parametrize("service", sorted(BUILT))
+def test_a_dockerfile_builds_in_stages_from_the_lock_and_runs_unprivileged(service: str) -> None:
+    path = _dockerfile(BUILT[service])
+    steps = _instructions(path)
+    assert sum(word == "FROM" for word, _ in steps) >= 2, f"{path}: not multi-stage"
+    runs = " ".join(rest for word, rest in steps if word == "RUN")
+    assert "uv sync --locked" in runs
+    final = _final_stage(path)
+    users = [rest for word, rest in final if word == "USER"]
+    assert users, f"{path}: the final stage runs as root"
+    assert users[-1] not in ("root", "0")
+    assert any(word == "HEALTHCHECK" for word, _ in final), f"{path}: no HEALTHCHECK"
+
+
+def test_the_server_image_runs_the_compiled_build() -> None:
+    runs = " ".join(
+        rest for word, rest in _instructions(ROOT / "server/Dockerfile") if word == "RUN"
+    )
+    assert "HATCH_BUILD_HOOK_ENABLE_MYPYC=1" in runs
+    assert "(compiled)" in runs  # the build fails unless ds-server --version says so
+
+
+@pytest.mark.parametrize("service", sorted(SETTINGS))
+def test_variables_given_to_a_service_are_settings_it_reads(service: str) -> None:
+    known = _names(SETTINGS[service])
+    given = set(services[service].get("environment", {}))
+    given |= _env_names(_final_stage(_dockerfile(services[service])))
+    ours = {name for name in given if name.startswith("DS_") or name.endswith("_URL")}
+    assert ours, f"{service} is given none of its settings"
+    assert ours - known == set(), f"{service}: variables no setting reads"
+
+
+def test_variables_given_to_the_producer_are_settings() -> None:
+    given = set(services["producer"].get("environment", {}))
+    assert given - _all_names() == set()
+
+
+def test_the_reference_stack_is_kept() -> None:
+    profiles = {name: spec.get("profiles", []) for name, spec in services.items()}
+    assert profiles["server"] == profiles["envoy"] == []
+    for name in ("postgres", "electric", "sync-service"):
+        assert "sync" in profiles[name]
+    for name in ("adminer", "producer"):
+        assert profiles[name] == ["dev"]
+    published = {
+        name: {str(port).split(":")[-2] for port in spec.get("ports", [])}
+        for name, spec in services.items()
+    }
+    assert published["server"] == {"4437"}
+    assert published["envoy"] == {"8080", "9901"}
+    assert published["postgres"] == {"54321"}
+    assert published["adminer"] == {"8081"}
+    assert services["electric"]["image"] == "electricsql/electric:1.4.2"
+    assert services["postgres"]["image"].startswith("postgres:17")
+    assert "wal_level=logical" in services["postgres"]["command"]
+    sync_env = services["sync-service"]["environment"]
+    assert sync_env["ELECTRIC_URL"] == "http://electric:3000"
+    assert services["envoy"]["environment"]["DS_PROXY__UPSTREAM_HOST"] == "server"
