@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -67,7 +67,7 @@ snapshots: $(VENV)/.synced ## ds-spark snapshots against the running `make dev` 
 dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
 	DS_STORAGE__DATA_DIR=$(DEV_DIR)/streams $(VENV)/bin/ds-server
 
-test: setup lint typecheck compose-check unit conformance conformance-compiled docs ## Lint, type-check, compose file, unit/HTTP/gateway/browser/e2e tests, conformance (plain and compiled), docs build
+test: setup lint typecheck compose-check unit unit-compiled conformance conformance-compiled docs ## Lint, type-check, compose file, pytest (the server suite on both builds; gateway, browser, e2e), conformance (both builds), docs build
 
 lint: $(VENV)/.synced ## ruff lint + format check
 	$(VENV)/bin/ruff check .
@@ -136,6 +136,12 @@ $(COMPILED)/.built: $(VENV)/.synced $(SERVER_SOURCES)
 
 wheel: $(COMPILED)/.built ## The compiled ds-server wheel (mypyc), in build/dist
 	@ls $(DIST)/*.whl
+
+# The whole server suite again, against the compiled build: the servers the
+# tests start inherit PYTHONPATH, and the suite refuses to run if the
+# compiled modules don't load (server/tests/conftest.py).
+unit-compiled: $(VENV)/.synced $(COMPILED)/.built ## pytest: the whole server suite against the compiled ds-server
+	DS_TEST_BUILD=compiled PYTHONPATH=$(COMPILED) $(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) server/tests $(PYTEST_ARGS)
 
 conformance-compiled: setup $(COMPILED)/.built ## The conformance suite against the compiled ds-server, per backend
 	PYTHONPATH=$(COMPILED) $(PY) server/tests/conformance/run.py --compiled $(CONFORMANCE_BACKENDS)

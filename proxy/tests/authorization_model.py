@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ds_server.stores.base import (
         AppendRequest,
         AppendResult,
+        BootstrapStart,
         BucketInfo,
         CreateResult,
         ReadResult,
@@ -133,9 +134,9 @@ class SpyStore(Store):
         self._stream(path, "read")
         return await self.inner.read_messages(path, start, max_bytes, retention=retention)
 
-    async def retain(self, path: str, start: int) -> Retention:
+    async def begin_bootstrap(self, path: str, max_bytes: int) -> BootstrapStart:
         self._stream(path, "read")
-        return await self.inner.retain(path, start)
+        return await self.inner.begin_bootstrap(path, max_bytes)
 
     async def release(self, retention: Retention) -> None:
         await self.inner.release(retention)

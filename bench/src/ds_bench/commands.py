@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ds_bench import chart, compare, report
 from ds_bench._environment import describe
-from ds_bench.model import Options
+from ds_bench.model import IMPL_LABELS, Options
 
 if TYPE_CHECKING:
     import argparse
@@ -51,6 +51,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], result
     )
     cmp.add_argument("--out", type=Path, default=results, help="results directory")
     cmp.add_argument(
+        "--baseline",
+        type=Path,
+        help="run the ds-server build in this directory (an unpacked compiled wheel) "
+        "in the Node reference's place: before/after of two revisions",
+    )
+    cmp.add_argument(
         "--update-docs",
         action="store_true",
         help="put the table and chart of a full run in docs/benchmarks.md",
@@ -70,7 +76,11 @@ def run_compare(args: argparse.Namespace) -> None:
         fanout_rate=args.fanout_rate,
         max_background=args.max_background,
         retries=args.retries,
+        baseline=args.baseline,
     )
+    if args.baseline is not None:
+        # Tables and logs name the other side for what it is.
+        IMPL_LABELS["node"] = f"baseline ({args.baseline})"
     meta: dict[str, object] = {
         "timestamp": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "repetitions": args.repetitions,
@@ -79,6 +89,7 @@ def run_compare(args: argparse.Namespace) -> None:
         "fanout_rate": args.fanout_rate,
         "max_background": args.max_background,
         "scenarios": [s.name for s in scenarios],
+        "baseline": str(args.baseline) if args.baseline else None,
         **describe(args.data_root),
     }
     if meta["data_root_fs"] in ("tmpfs", "ramfs"):
@@ -105,7 +116,7 @@ def run_compare(args: argparse.Namespace) -> None:
     print(table)
     print(f"results: {json_path}\n         {md_path}\n         {png_path}")
     if args.update_docs:
-        if args.quick or len(scenarios) < len(compare.SCENARIOS):
+        if args.quick or args.baseline or len(scenarios) < len(compare.SCENARIOS):
             # The page shows full runs only; quick or partial runs stay in bench/results.
             print("docs/benchmarks.md left as it is (quick or partial run)")
         else:

@@ -94,8 +94,11 @@ def raise_fd_limit() -> None:
 
 def server_for(impl: Impl, scenario: Scenario, options: Options, data_dir: Path) -> ServerProcess:
     """A fresh server of ``impl`` in the mode ``scenario`` needs."""
+    mode = options.durable_backend if scenario.durable else "memory"
     if impl == "ds":
-        return DsServer(options.durable_backend if scenario.durable else "memory", data_dir)
+        return DsServer(mode, data_dir)
+    if options.baseline is not None:
+        return DsServer(mode, data_dir, {"PYTHONPATH": str(options.baseline)}, label="baseline")
     return NodeServer(data_dir if scenario.durable else None)
 
 

@@ -53,6 +53,10 @@ class Options:
     max_background: float = 0.10
     retries: int = 2
     quiet_budget_s: float = 600.0
+    # A directory of another ds-server build (a compiled wheel unpacked, as
+    # ``make wheel`` leaves it) to run in the reference's place: a before/after
+    # comparison of two ds-server revisions, interleaved in one run.
+    baseline: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)

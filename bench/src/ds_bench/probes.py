@@ -4,7 +4,9 @@
   own code, calling the ASGI app in-process (no sockets, no HTTP server);
 - ``bare-asgi``: POSTs/s of a bare ASGI app on the same uvicorn stack as
   ds-server, with the ``post`` scenario's wrk command: the ceiling the HTTP
-  layer leaves.
+  layer leaves;
+- ``freed-memory``: page faults of large bodies with and without
+  ``ds_server.freed_memory`` (see ``ds_bench.freed_memory``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import uvloop
 from ds_stack.launcher import Process, ProcessSpec, free_port, http_status
 
+from ds_bench import freed_memory
 from ds_bench.throughput import WRK_CONNECTIONS, WRK_THREADS, parse_wrk
 
 if TYPE_CHECKING:
@@ -36,7 +39,7 @@ _WRK_SCRIPT = 'wrk.method = "POST"\nwrk.body = string.rep("x", 100)\n'
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     probe = sub.add_parser("probe", help="per-request costs: in-process app, bare uvicorn")
-    probe.add_argument("what", choices=["app", "bare-asgi"])
+    probe.add_argument("what", choices=["app", "bare-asgi", "freed-memory"])
     probe.add_argument("--subscribers", type=int, default=1000, help="for app: SSE readers")
 
 
@@ -46,6 +49,8 @@ def run(args: argparse.Namespace) -> None:
         append_us, delivery_us = uvloop.run(app_costs(args.subscribers))
         print(f"append through the app: {append_us:.1f} µs (best of 5 runs of 20,000, no sockets)")
         print(f"SSE delivery to {args.subscribers} readers: {delivery_us:.1f} µs per reader")
+    elif args.what == "freed-memory":
+        print(freed_memory.report())
     else:
         print(f"bare ASGI app on uvicorn: {bare_asgi_rate():,.0f} POSTs/s (wrk, 50 connections)")
 

@@ -150,6 +150,17 @@ def _build(meta: dict[str, object]) -> str:
     return f"{kind}; " if kind else ""
 
 
+def _baseline_note(meta: dict[str, object]) -> list[str]:
+    if not meta.get("baseline"):
+        return []
+    return [
+        "",
+        f'**Before/after:** the "Node" columns are the ds-server build in '
+        f"`{meta['baseline']}` (`--baseline`), not the Node reference; ds/Node is this "
+        "build against that one.",
+    ]
+
+
 def markdown(rows: list[Row], cpu: list[CpuRow], meta: dict[str, object]) -> str:
     """The results table, the CPU table, and a line on what ran where."""
     lines = [
@@ -160,6 +171,7 @@ def markdown(rows: list[Row], cpu: list[CpuRow], meta: dict[str, object]) -> str
         f"({_build(meta)}durable backend `{meta['durable_backend']}`), "
         f"@durable-streams/server {meta['node_server']} on Node {meta['node']}; "
         f"fan-out writer at {meta.get('fanout_rate', '?')} msg/s.",
+        *_baseline_note(meta),
         "",
         "| scenario | metric | unit | ds-server | Node | ds/Node | target | met |",
         "|---|---|---|---:|---:|---:|---|---|",

@@ -110,10 +110,17 @@ class ServerProcess:
 class DsServer(ServerProcess):
     """``python -m ds_server`` with the given storage mode and data directory."""
 
-    def __init__(self, mode: str, data_dir: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        data_dir: Path,
+        extra_env: dict[str, str] | None = None,
+        *,
+        label: str = "ds-server",
+    ) -> None:
         super().__init__()
         self.mode = mode
-        self.label = f"ds-server ({mode})"
+        self.label = f"{label} ({mode})"
         self.data_dir = data_dir
         self.extra_env = extra_env or {}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ds_server.auth import Access, Mode, required_access
-from ds_server.routes.refs import bucket_of_path
+from ds_server.edge.surfaces import bucket_of_path
 
 R, W = Mode.READ, Mode.WRITE
 

@@ -1,4 +1,4 @@
-"""ds_server.auth.gateway: the ASGI middleware, and its wiring by DS_AUTH__MODE."""
+"""ds_server.auth.gateway: the edge's guard, and its wiring by DS_AUTH__MODE."""
 
 from __future__ import annotations
 
@@ -9,11 +9,28 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 from ds_server.app import asgi_app, create_app
-from ds_server.auth import gateway_auth
+from ds_server.auth import GatewayGuard
+from ds_server.edge.cors import Cors
+from ds_server.edge.layer import Edge
 from ds_server.settings import AuthSection, Settings, StorageSection
 
 if TYPE_CHECKING:
-    from litestar.types import Receive, Scope, Send
+    from litestar.types import ASGIApp, Receive, Scope, Send
+
+
+class _NoStreams:
+    """A handler that serves nothing itself: every request reaches the app."""
+
+    def route(self, scope: Any) -> None:
+        return None
+
+    async def serve(self, route: object, request: Any) -> Any:
+        raise AssertionError("never routed")
+
+
+def gateway_auth(app: Any) -> ASGIApp:
+    """``app`` behind the edge with the gateway guard, as the server runs it."""
+    return Edge(app, _NoStreams(), Cors([]), guard=GatewayGuard())
 
 
 async def ok_app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -46,6 +63,18 @@ async def test_missing_identity_is_401_with_a_challenge(client: httpx.AsyncClien
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer")
     assert response.headers["cache-control"] == "no-store"
+    # Sent straight to ds-server, past the gateway: the answer says where to go.
+    assert response.text.startswith("no verified token; send requests through the gateway")
+    assert "8080" in response.text
+
+
+async def test_an_ambiguous_identity_is_401_without_the_gateway_hint(
+    client: httpx.AsyncClient,
+) -> None:
+    headers = [("X-JWT-Payload", identity()["X-JWT-Payload"])] * 2
+    response = await client.get("/v1/stream/chat/x", headers=headers)
+    assert response.status_code == 401
+    assert response.text == "ambiguous token payload\n"
 
 
 async def test_ungranted_bucket_is_403(client: httpx.AsyncClient) -> None:

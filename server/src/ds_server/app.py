@@ -1,4 +1,11 @@
-"""The Litestar application: routes, error mapping, CORS, security headers, store lifecycle."""
+"""The server application: the edge in front, the stream operations, Litestar for the rest.
+
+A request meets one ASGI layer (``edge.layer.Edge``: CORS, security
+headers, per-request hooks, gateway authorization when enabled). Stream
+operations are then served straight on ASGI by the dispatcher; every other
+route (buckets, listings, snapshots, bootstrap, subscriptions, health) by
+Litestar. ``docs/architecture.md`` says why there are two.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +13,14 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from litestar import Litestar, Router
-from litestar.config.cors import CORSConfig
 from litestar.plugins.core import MsgspecDIPlugin
 
-from ds_server.auth import gateway_auth
-from ds_server.errors import EXCEPTION_HANDLERS
+from ds_server.auth import GatewayGuard
+from ds_server.edge.cors import Cors
+from ds_server.edge.errors import EXCEPTION_HANDLERS
+from ds_server.edge.layer import Edge
+from ds_server.edge.surfaces import BUCKET_PREFIX, STREAM_PREFIX
 from ds_server.live import LiveNotifier
-from ds_server.middleware import security_headers
-from ds_server.protocol import headers as h
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.routes.dispatch import StreamDispatcher
@@ -23,6 +30,8 @@ from ds_server.stores.registry import open_store
 from ds_server.subscriptions import SubscriptionManager
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from litestar.plugins import PluginProtocol
     from litestar.types import (
         ASGIApp,
@@ -35,17 +44,15 @@ if TYPE_CHECKING:
         Send,
     )
 
+    from ds_server.edge.layer import RequestHooks
     from ds_server.stores.base import Store
-
-STREAM_PREFIX = "/v1/stream"
-BUCKET_PREFIX = "/ds"
 
 
 class DsApp(Litestar):
-    """The Litestar app behind its front stack: security headers, gateway auth, dispatcher.
+    """The Litestar app behind the edge.
 
-    Calling the app runs the whole stack, so servers and test clients alike
-    get exactly what production serves.
+    Calling the app runs the whole stack (the edge first), so servers and
+    test clients alike get exactly what production serves.
     """
 
     front: ASGIApp
@@ -69,14 +76,22 @@ class DsApp(Litestar):
         return [*plugins, MsgspecDIPlugin()]
 
 
-def create_app(settings: Settings | None = None, store: Store | None = None) -> DsApp:
-    """Build the server application; ``store`` overrides the configured backend (tests)."""
+def create_app(
+    settings: Settings | None = None,
+    store: Store | None = None,
+    *,
+    hooks: Sequence[RequestHooks] = (),
+) -> DsApp:
+    """Build the server application.
+
+    ``store`` overrides the configured backend; ``hooks`` are told about every request.
+    """
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
     subs = SubscriptionManager(
         store, allow_private_webhooks=settings.subscriptions.webhook_allow_private
     )
-    ctx = ServerContext(settings=settings, store=store, route_prefix=STREAM_PREFIX, events=subs)
+    ctx = ServerContext(settings=settings, store=store, events=subs)
 
     async def on_startup(app: Litestar) -> None:
         store.live.bind(asyncio.get_running_loop())
@@ -86,12 +101,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         await subs.close()
         await store.stop()
 
-    # Stream operations themselves are served by the StreamDispatcher in front
-    # (asgi_app); this router only guards the reserved __ds segment.
-    stream_routes = Router(
-        path=STREAM_PREFIX,
-        route_handlers=[fallback.stream_path_fallback],
-    )
+    # Stream operations themselves are served by the dispatcher at the edge;
+    # this router only answers what else reaches those paths (405, __ds).
+    stream_routes = Router(path=STREAM_PREFIX, route_handlers=[fallback.stream_path_fallback])
     bucket_routes = Router(
         path=BUCKET_PREFIX,
         route_handlers=[
@@ -109,7 +121,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     )
     route_handlers: list[ControllerRouterHandler] = [
         health.healthz,
-        subscriptions.router(STREAM_PREFIX),
+        subscriptions.router(),
         stream_routes,
         bucket_routes,
     ]
@@ -118,13 +130,6 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app = DsApp(
         route_handlers=route_handlers,
         exception_handlers=EXCEPTION_HANDLERS,
-        cors_config=CORSConfig(
-            allow_origins=list(settings.http.cors_origins),
-            allow_methods=["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
-            allow_headers=["*"],
-            expose_headers=list(h.EXPOSED),
-            max_age=600,
-        ),
         on_startup=[on_startup],
         on_shutdown=[on_shutdown],
         request_max_body_size=None,
@@ -132,22 +137,19 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         debug=False,
     )
     app.state[STATE_KEY] = ctx
-    app.front = _front_stack(app, ctx)
+    guard = None
+    if settings.auth.mode == "gateway":
+        guard = GatewayGuard(scope_claim=settings.auth.scope_claim)
+    app.front = Edge(
+        app._litestar,
+        StreamDispatcher(ctx),
+        Cors(settings.http.cors_origins),
+        guard=guard,
+        hooks=hooks,
+    )
     return app
 
 
-def _front_stack(app: DsApp, ctx: ServerContext) -> ASGIApp:
-    """Gateway authorization (when enabled) outermost, then the stream dispatcher, then
-    Litestar. Every answer carries the security headers: the dispatcher and the
-    authorization layer add them to theirs, a middleware to Litestar's.
-    """
-    settings = ctx.settings
-    front: ASGIApp = StreamDispatcher(security_headers(app._litestar), ctx)
-    if settings.auth.mode == "gateway":
-        front = gateway_auth(front, scope_claim=settings.auth.scope_claim)
-    return front
-
-
 def asgi_app(app: DsApp) -> ASGIApp:
-    """The ASGI callable to serve: the app's front stack, without the hop through the app."""
+    """The ASGI callable to serve: the edge, without the hop through the app."""
     return app.front

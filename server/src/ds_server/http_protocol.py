@@ -16,8 +16,10 @@ rather than per request, one task per connection rather than per request,
 and the response head built by ``ds_server.response_head``, which the
 compiled build compiles (this module can't be: its classes derive from
 uvicorn's, and compiled so they were slower).
-uvicorn is pinned by the lock file; the tests in
-``server/tests/http/test_http_protocol.py`` hold this to uvicorn's behaviour.
+uvicorn is pinned to the minor version this was written against in
+``server/pyproject.toml``; ``server/tests/http/test_uvicorn_internals.py``
+fails as soon as the uvicorn internals overridden here change, and
+``test_http_protocol.py`` holds this to uvicorn's behaviour byte for byte.
 
 Where uvicorn has no limits, this adds three (``ConnectionLimits``), so a
 client can't hold a connection without using it: a request head must
@@ -208,8 +210,9 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
     # connection never overlap: pipelined ones wait in the same queue (which
     # replaces uvicorn's pipeline), so the order is the same. One difference:
     # uvicorn gives each request a fresh copy of the context variables; here
-    # the requests of a connection share one, which nothing in ds-server (nor
-    # Litestar) uses.
+    # the requests of a connection share one. Serving a request sets no
+    # context variable (test_uvicorn_internals.py), so nothing can tell; a
+    # per-request hook must keep per-request values in the scope instead.
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
         self._ready.append((cycle, app))
         if self._worker is None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from ds_server.stores.registry import BACKENDS, known_backends
+from ds_server.backends import BACKENDS, known_backends
 
 
 class ServerSection(BaseModel):

@@ -101,7 +101,7 @@ def test_prefix_filters_and_is_optional(bucket: Bucket) -> None:
     assert body["prefix"] == "user-"
     everything = listing(bucket)
     assert len(everything["streams"]) == 5
-    assert everything["prefix"] in (None, "")
+    assert everything["prefix"] == ""
     assert listing(bucket, prefix="nobody")["streams"] == []
 
 
@@ -187,3 +187,21 @@ def test_limit_defaults_to_1000(server: Backend, bucket: Bucket) -> None:
     rest = listing(bucket, after=first["next_cursor"])
     assert [row["stream_id"] for row in rest["streams"]] == ["s1000"]
     assert rest["has_more"] is False
+
+
+def test_streams_the_ds_surface_cannot_address_are_not_its_streams(bucket: Bucket) -> None:
+    # Made through /v1/stream: "streams" is the listing's name on /ds, and
+    # "x..y" is no stream id; /ds neither lists nor counts them.
+    for stream_id in ("streams", "x..y"):
+        created = bucket.http.put(f"/v1/stream/{bucket.id}/{stream_id}")
+        assert created.status_code == 201, created.text
+    bucket.create_stream("a")
+    body = listing(bucket)
+    assert [row["stream_id"] for row in body["streams"]] == ["a"]
+    assert bucket.http.get(f"/ds/{bucket.id}").json()["streams"] == 1
+
+
+@pytest.mark.parametrize("method", ["PUT", "POST", "HEAD", "DELETE"])
+def test_the_listing_name_is_no_stream(bucket: Bucket, method: str) -> None:
+    response = bucket.http.request(method, f"/ds/{bucket.id}/streams", content=b"x")
+    assert response.status_code == 400

@@ -60,7 +60,7 @@ class Served:
         await self.asgi(scope, receive, send)
 
     def group_size(self) -> int:
-        return sum(len(group._members) for group in self.ctx.sse_groups.values())
+        return sum(len(group._members) for group in self.ctx.sse.tails.groups.values())
 
 
 @contextlib.asynccontextmanager

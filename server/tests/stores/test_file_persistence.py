@@ -18,7 +18,6 @@ import httpx
 import pytest
 from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
-from ds_server.stores import _rules
 from ds_server.stores._file import persistence as persistence_module
 from ds_server.stores._file import records, recovery, retention
 from ds_server.stores._file.catalog import Catalog
@@ -66,6 +65,7 @@ async def open_store(tmp_path: Path) -> AsyncIterator[OpenStore]:
         *,
         durable: bool = True,
         max_open_files: int = 64,
+        clock: Callable[[], float] | None = None,
     ) -> FileDurableStore:
         live = LiveNotifier()
         live.bind(asyncio.get_running_loop())
@@ -76,6 +76,8 @@ async def open_store(tmp_path: Path) -> AsyncIterator[OpenStore]:
             max_stream_bytes=LIMIT,
             max_open_files=max_open_files,
         )
+        if clock is not None:
+            store.clock = clock
         await store.start()
         running.append(store)
         return store
@@ -357,11 +359,14 @@ async def test_half_created_stream_is_removed(open_store: OpenStore, tmp_path: P
 
 
 async def test_restart_keeps_buckets_snapshots_and_last_writes(
-    open_store: OpenStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    open_store: OpenStore, tmp_path: Path
 ) -> None:
     clock = [1_900_000_000.0]
-    monkeypatch.setattr(_rules, "now", lambda: clock[0])
-    store = await open_store()
+
+    def now() -> float:
+        return clock[0]
+
+    store = await open_store(clock=now)
     await store.create_bucket("b")
     await store.create_bucket("gone")
     await store.delete_bucket("gone")
@@ -377,7 +382,7 @@ async def test_restart_keeps_buckets_snapshots_and_last_writes(
     for data_dir in (tmp_path / "data", None):
         if data_dir is None:  # and once more without the catalog's cache
             (tmp_path / "data" / "files" / "catalog.log").unlink()
-        again = await open_store()
+        again = await open_store(clock=now)
         assert (await again.get_bucket("b")).stream_count == 2
         with pytest.raises(BucketNotFound):
             await again.get_bucket("gone")
@@ -482,14 +487,13 @@ async def test_leftovers_of_an_interrupted_rewrite_are_removed(
 # -- space ------------------------------------------------------------------------
 
 
-async def test_purge_and_expiry_remove_the_files(
-    open_store: OpenStore,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_purge_and_expiry_remove_the_files(open_store: OpenStore, tmp_path: Path) -> None:
     clock = [1_900_000_000.0]
-    monkeypatch.setattr(_rules, "now", lambda: clock[0])
-    store = await open_store(durable=False)
+
+    def now() -> float:
+        return clock[0]
+
+    store = await open_store(durable=False, clock=now)
     await create(store, "gone", b"x")
     for _ in range(5000):  # enough records for an index side file
         await append(store, "gone", b"y")
@@ -507,7 +511,7 @@ async def test_purge_and_expiry_remove_the_files(
     assert not ttl_log.exists()
     await stop(store)
 
-    again = await open_store(durable=False)
+    again = await open_store(durable=False, clock=now)
     assert again._entries == {}
     assert list((tmp_path / "data" / "files" / "streams").iterdir()) == []
     entries = Catalog(tmp_path / "data" / "files" / "catalog.log").load().entries

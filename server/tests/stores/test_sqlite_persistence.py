@@ -14,8 +14,6 @@ import pytest
 from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
 from ds_server.settings import Settings, StorageSection
-from ds_server.stores import _rules
-from ds_server.stores._persistence import Chunk
 from ds_server.stores._sqlite.schema import PIECE_BYTES
 from ds_server.stores.base import (
     AppendOutcome,
@@ -38,6 +36,7 @@ from ds_server.stores.errors import (
     StreamGone,
     StreamNotFound,
 )
+from ds_server.stores.persistence import Chunk
 from ds_server.stores.registry import open_store
 from ds_server.stores.sqlite import SqliteStore
 
@@ -421,11 +420,9 @@ async def test_freed_pages_are_reclaimed_without_being_asked(
     assert store.persistence.stats.reclaimed_pages > 0
 
 
-async def test_expired_stream_data_leaves_the_database(
-    store: SqliteStore, db_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_expired_stream_data_leaves_the_database(store: SqliteStore, db_path: Path) -> None:
     moment = [1_900_000_000.0]
-    monkeypatch.setattr(_rules, "now", lambda: moment[0])
+    store.clock = lambda: moment[0]
     await store.create(
         CreateRequest(path="t", content_type=BYTES, expiry=Expiry(ttl_seconds=5), messages=(b"x",))
     )

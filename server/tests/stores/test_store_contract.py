@@ -10,7 +10,6 @@ import pytest
 from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
 from ds_server.settings import LimitsSection, Settings, StorageSection
-from ds_server.stores import _rules
 from ds_server.stores.base import (
     AppendOutcome,
     AppendRequest,
@@ -157,9 +156,10 @@ class Clock:
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+def clock(store: Store) -> Clock:
+    """The store's clock, moved by hand."""
     fake = Clock(1_900_000_000.0)
-    monkeypatch.setattr(_rules, "now", fake)
+    store.clock = fake
     return fake
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import contextlib
 
 import pytest
+from ds_server.protocol.errors import BadRequest
+from ds_server.protocol.names import stream_path
 from ds_server.protocol.offsets import Sentinel
 from ds_server.routes._request import (
-    BadRequest,
     ReadQuery,
     parse_read_query,
     producer_claim,
-    stream_path,
     stream_seq,
 )
 from ds_server.stores.base import ProducerClaim

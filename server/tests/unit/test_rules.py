@@ -190,6 +190,15 @@ def test_closed_is_reported_before_stream_seq_regression() -> None:
         decide_append(st, append(b"x", seq="1"), LIMIT)
 
 
+def test_a_content_type_mismatch_says_what_the_stream_has_and_what_was_sent() -> None:
+    request = AppendRequest(path="a", content_type="image/png", messages=(b"x",))
+    with pytest.raises(ContentTypeMismatch) as raised:
+        decide_append(state(), request, LIMIT)
+    assert raised.value.reason == (
+        "the stream's content type is 'text/plain'; the request sent 'image/png'"
+    )
+
+
 def test_content_type_is_reported_before_stream_seq_regression() -> None:
     st = state()
     decide(st, append(b"x", seq="5"))

@@ -40,7 +40,9 @@ async def test_a_busy_stream_still_ends_at_the_reconnect_interval() -> None:
     loop = asyncio.get_running_loop()
     started = loop.time()
     frames = 0
-    events = sse_events(ctx, "s", await store.read("s", 0, 1024), cursor=None, base64_encoded=False)
+    events = sse_events(
+        ctx.sse, "s", await store.read("s", 0, 1024), cursor=None, base64_encoded=False
+    )
     async for _ in events:
         frames += 1
         if loop.time() - started > PATIENCE_SECS:

@@ -12,7 +12,7 @@ Rules (docs/security.md):
   with the subscription's own callback token, not a user token.
 - ``PUT`` with ``Stream-Forked-From`` also reads the source's bucket: every
   copy of the header is resolved exactly as the fork resolves it
-  (``routes/refs.fork_source_name``), so the two cannot disagree.
+  (``edge/references.fork_source_name``), so the two cannot disagree.
 - A path that names no bucket on either surface, a stream whose first
   segment is reserved (``__ds``, ``__anything``: server features that span
   buckets, such as subscriptions; on both surfaces, since they name the same
@@ -25,24 +25,23 @@ so authorization and routing can never disagree about which stream is meant.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from ds_server.auth.scopes import Access, Mode
-from ds_server.routes._request import BadRequest
-from ds_server.routes.refs import bucket_of_name, bucket_of_path, bucket_route, fork_source_name
+from ds_server.edge.references import fork_source_name
+from ds_server.edge.surfaces import (
+    PUBLIC_PATHS,
+    SELF_AUTHENTICATED,
+    bucket_of_name,
+    bucket_of_path,
+    bucket_route,
+    is_viewer,
+)
+from ds_server.protocol.errors import BadRequest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-PUBLIC_PATHS = frozenset({"/healthz"})
-VIEWER_PATH = "/ui"
-# Subscription endpoints that carry their own credentials: the webhook signing
-# JWKS is public, and callbacks / pull-wake acks and releases present the
-# subscription's callback token. The gateway skips jwt_authn for exactly these.
-SELF_AUTHENTICATED = re.compile(
-    r"/v1/stream/__ds/(jwks\.json|subscriptions/[^/]+/(callback|ack|release))"
-)
 _READ_METHODS = frozenset({"GET", "HEAD"})
 _FREE_METHODS = frozenset({"OPTIONS"})
 
@@ -57,7 +56,7 @@ def required_access(
     if SELF_AUTHENTICATED.fullmatch(path):
         return ()
     mode = Mode.READ if method in _READ_METHODS else Mode.WRITE
-    if mode is Mode.READ and _is_viewer(path):
+    if mode is Mode.READ and is_viewer(path):
         return ()
     needed = [Access(bucket_of_path(path), mode)]
     if method == "PUT":
@@ -70,7 +69,3 @@ def required_access(
                 continue  # the route resolves it the same way and answers 400
             needed.append(Access(bucket_of_name(name), Mode.READ))
     return tuple(dict.fromkeys(needed))
-
-
-def _is_viewer(path: str) -> bool:
-    return path == VIEWER_PATH or path.startswith(VIEWER_PATH + "/")

@@ -1,75 +1,66 @@
-"""ASGI middleware enforcing bucket scopes from the gateway's forwarded identity.
+"""The edge's guard enforcing bucket scopes from the gateway's forwarded identity.
 
 Enabled with ``DS_AUTH__MODE=gateway``. Envoy has already authenticated the
-request (signature, issuer, audience, exp/nbf); this layer authorizes it: 401
-when the forwarded identity is unusable, 403 when the token's scopes do not
-cover the buckets the request touches.
+request (signature, issuer, audience, exp/nbf); this guard authorizes it:
+401 when the forwarded identity is unusable, 403 when the token's scopes do
+not cover the buckets the request touches.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from ds_server.auth.access import required_access
 from ds_server.auth.identity import InvalidIdentity, identity_from_headers
 from ds_server.auth.scopes import MalformedScopes
-from ds_server.middleware import SECURITY_HEADERS
+from ds_server.edge.http import Reply
 from ds_server.protocol import headers as h
 
 if TYPE_CHECKING:
-    from litestar.types import ASGIApp, HTTPScope, Receive, Scope, Send
+    from litestar.types import HTTPScope
 
     from ds_server.auth.scopes import Access
 
 _FORKED_FROM = h.STREAM_FORKED_FROM.encode()
 _SUB = h.WRITER_IDENTITY.encode()
+# A request with no forwarded identity came past the gateway: say where to go.
+NO_GATEWAY_HINT = (
+    "; send requests through the gateway (Envoy: port 8080 with `make dev`), "
+    "which verifies the token and forwards its claims"
+)
 
 
-def gateway_auth(app: ASGIApp, *, scope_claim: str = "ds") -> ASGIApp:
-    """Wrap ``app`` so HTTP requests pass only with a forwarded identity that grants them."""
+class GatewayGuard:
+    """Lets a request through only with a forwarded identity that grants what it touches."""
 
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":  # type: ignore[comparison-overlap]
-            # No WebSocket surface is authorized; closing before accept answers 403.
-            await send({"type": "websocket.close", "code": 1008, "reason": ""})
-            return
-        if scope["type"] != "http":  # type: ignore[comparison-overlap]
-            await app(scope, receive, send)
-            return
-        http_scope = cast("HTTPScope", scope)
-        headers = http_scope["headers"]
+    def __init__(self, *, scope_claim: str = "ds") -> None:
+        self._scope_claim = scope_claim
+
+    def check(self, scope: HTTPScope) -> Reply | None:
+        headers = scope["headers"]
         fork_sources = [
             value.decode("latin-1") for name, value in headers if name.lower() == _FORKED_FROM
         ]
-        needed = required_access(
-            http_scope["method"],
-            http_scope["path"],
-            fork_sources=fork_sources,
-        )
+        needed = required_access(scope["method"], scope["path"], fork_sources=fork_sources)
         if not needed:
-            await app(scope, receive, send)
-            return
+            return None
         try:
-            identity = identity_from_headers(headers, scope_claim)
+            identity = identity_from_headers(headers, self._scope_claim)
         except InvalidIdentity as exc:
-            await _reply(send, 401, str(exc), challenge=True)
-            return
+            reason = str(exc) + (NO_GATEWAY_HINT if exc.missing else "")
+            return _refusal(401, reason, challenge=True)
         except MalformedScopes as exc:
-            await _reply(send, 403, str(exc))
-            return
+            return _refusal(403, str(exc))
         denied = next((access for access in needed if not identity.scopes.allows(access)), None)
         if denied is not None:
-            await _reply(send, 403, _denial(denied))
-            return
+            return _refusal(403, _denial(denied))
         # The writer identity (Stream-Seq is ordered per writer) is the verified
         # sub, whatever X-JWT-Sub the request carried.
-        http_scope["headers"] = [
+        scope["headers"] = [
             *(item for item in headers if item[0].lower() != _SUB),
             (_SUB, identity.sub.encode("utf-8")),
         ]
-        await app(scope, receive, send)
-
-    return middleware
+        return None
 
 
 def _denial(access: Access) -> str:
@@ -77,15 +68,8 @@ def _denial(access: Access) -> str:
     return f"the token does not grant {access.mode.value} access to {where}"
 
 
-async def _reply(send: Send, status: int, reason: str, *, challenge: bool = False) -> None:
-    body = reason.encode() + b"\n"
-    headers = [
-        (b"content-type", b"text/plain; charset=utf-8"),
-        (b"content-length", str(len(body)).encode()),
-        (b"cache-control", b"no-store"),
-        *SECURITY_HEADERS,
-    ]
+def _refusal(status: int, reason: str, *, challenge: bool = False) -> Reply:
+    headers = {h.CONTENT_TYPE: "text/plain; charset=utf-8", h.CACHE_CONTROL: "no-store"}
     if challenge:
-        headers.append((b"www-authenticate", b'Bearer error="invalid_token"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+        headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    return Reply(status, headers, reason.encode() + b"\n")

@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 class InvalidIdentity(ValueError):
     """The forwarded identity is missing, duplicated, undecodable or inconsistent."""
 
+    def __init__(self, reason: str, *, missing: bool = False) -> None:
+        super().__init__(reason)
+        # No forwarded identity at all: the request did not come through the gateway.
+        self.missing = missing
+
 
 @dataclass(frozen=True, slots=True)
 class Identity:
@@ -43,11 +48,7 @@ def identity_from_headers(headers: Iterable[tuple[bytes, bytes]], scope_claim: s
     payload_name = h.IDENTITY_PAYLOAD.encode()
     payloads = [value for name, value in headers if name.lower() == payload_name]
     if not payloads:
-        # Someone reached ds-server's own port: only the gateway forwards a verified token.
-        raise InvalidIdentity(
-            "no verified token: send requests through the gateway (Envoy verifies the "
-            "token and forwards it), not to ds-server directly"
-        )
+        raise InvalidIdentity("no verified token", missing=True)
     if len(payloads) != 1:
         raise InvalidIdentity("ambiguous token payload")
     claims = decode_payload(payloads[0])

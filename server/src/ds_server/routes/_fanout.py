@@ -33,16 +33,26 @@ if TYPE_CHECKING:
 
     from ds_server.connection import Connection
     from ds_server.live import IdleWait
-    from ds_server.routes._context import ServerContext
-    from ds_server.stores.base import ReadResult
+    from ds_server.stores.base import ReadResult, Store
 
     FrameBuilder = Callable[[ReadResult], bytes]
 
 log = logging.getLogger("ds_server")
 
 
+class Tails:
+    """The fan-out groups of a server's streams, by (stream, base64)."""
+
+    __slots__ = ("groups", "read_chunk_bytes", "store")
+
+    def __init__(self, store: Store, read_chunk_bytes: int) -> None:
+        self.store = store
+        self.read_chunk_bytes = read_chunk_bytes
+        self.groups: dict[object, TailGroup] = {}
+
+
 def join_tail(
-    ctx: ServerContext,
+    tails: Tails,
     name: str,
     base64_encoded: bool,
     position: int,
@@ -57,9 +67,9 @@ def join_tail(
     frame: a reader joining then would be counted past a frame it never got.
     """
     key = (name, base64_encoded)
-    group = ctx.sse_groups.get(key)
+    group = tails.groups.get(key)
     if group is None or group.ended:
-        group = ctx.sse_groups[key] = TailGroup(ctx, name, position, frame, key)
+        group = tails.groups[key] = TailGroup(tails, name, position, frame, key)
     if group.position != position or group.delivering:
         return None
     member = Member(group, send, connection, position, idle)
@@ -95,9 +105,9 @@ class TailGroup:
     """The readers of one stream, in one encoding, at its tail."""
 
     def __init__(
-        self, ctx: ServerContext, name: str, position: int, frame: FrameBuilder, key: object
+        self, tails: Tails, name: str, position: int, frame: FrameBuilder, key: object
     ) -> None:
-        self._ctx = ctx
+        self._tails = tails
         self._name = name
         self._frame = frame
         self._key = key
@@ -125,14 +135,13 @@ class TailGroup:
             self._end(Wake.CHANGED)
 
     async def _serve(self) -> None:
-        ctx, live = self._ctx, self._ctx.store.live
+        tails = self._tails
+        live = tails.store.live
         loop = asyncio.get_running_loop()
         while self._members:
             changed = live.next_change(self._name)
             try:
-                result = await ctx.store.read(
-                    self._name, self.position, ctx.settings.server.read_chunk_bytes
-                )
+                result = await tails.store.read(self._name, self.position, tails.read_chunk_bytes)
             except StoreError:
                 return  # deleted or expired: each reader finds out on its own
             if not result.chunks and not result.info.closed:
@@ -190,7 +199,7 @@ class TailGroup:
         if self.ended:
             return
         self.ended = True
-        groups = self._ctx.sse_groups
+        groups = self._tails.groups
         if groups.get(self._key) is self:
             del groups[self._key]
         for member in list(self._members):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from ds_server.protocol import headers as h
+from ds_server.protocol.errors import BadRequest
 from ds_server.protocol.offsets import InvalidOffsetError, Sentinel, parse_offset
 from ds_server.stores.base import ProducerClaim
 
@@ -17,13 +17,8 @@ if TYPE_CHECKING:
 
 _MAX_JS_INT = 2**53 - 1
 _DECIMAL_RE = re.compile(r"0|[1-9][0-9]{0,15}")
-_MAX_PATH_BYTES = 1024
 _MAX_PRODUCER_ID = 256
 _MAX_STREAM_SEQ = 256
-
-
-class BadRequest(Exception):
-    """A request the protocol rejects with 400; the message is the short reason."""
 
 
 LIVE_MODES = frozenset({"long-poll", "sse"})
@@ -67,28 +62,6 @@ def _single(params: dict[str, list[str]], name: str) -> str | None:
     if name == "offset" and values[0] == "":
         raise BadRequest("offset must not be empty")
     return values[0]
-
-
-# Busy streams are addressed again and again: validate each path once. Only
-# valid paths are remembered (a BadRequest is not cached), at most this many.
-@functools.lru_cache(maxsize=4096)
-def stream_path(raw: str) -> str:
-    """Validate a stream path (the part after the route prefix)."""
-    path = raw.strip("/")
-    if not path:
-        raise BadRequest("stream path is empty")
-    if len(path.encode("utf-8", "surrogatepass")) > _MAX_PATH_BYTES:
-        raise BadRequest("stream path is too long")
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
-        raise BadRequest("stream path contains control characters")
-    segments = path.split("/")
-    if any(segment in ("", ".", "..") for segment in segments):
-        raise BadRequest("stream path contains an empty, '.' or '..' segment")
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        raise BadRequest("stream path is not valid UTF-8") from None
-    return path
 
 
 def producer_claim(headers: Mapping[str, str]) -> ProducerClaim | None:

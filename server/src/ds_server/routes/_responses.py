@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from litestar import Response
 
+from ds_server.edge.http import absolute_url
 from ds_server.protocol import headers as h
 from ds_server.protocol.expiry import format_expires_at
 from ds_server.protocol.offsets import format_offset
-from ds_server.routes._http import absolute_url
 
 if TYPE_CHECKING:
     from ds_server.routes._context import AnyRequest

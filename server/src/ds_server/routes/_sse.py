@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ds_server.live import IdleWait, Wake
@@ -9,23 +10,33 @@ from ds_server.protocol.cursor import next_cursor
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import format_offset
 from ds_server.protocol.sse import KEEPALIVE, control_event, data_event
-from ds_server.routes._fanout import join_tail
+from ds_server.routes._fanout import Tails, join_tail
 from ds_server.stores.errors import StoreError
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from ds_server.edge.http import SendSlot
     from ds_server.live import Change
-    from ds_server.routes._context import ServerContext
-    from ds_server.routes._http import SendSlot
-    from ds_server.stores.base import ReadResult
+    from ds_server.settings import ServerSection
+    from ds_server.stores.base import ReadResult, Store
 
 # Streams with a shared frame at once; a full table simply starts over.
 _MAX_SHARED_FRAMES = 10_000
 
 
+@dataclass(slots=True)
+class SseReads:
+    """What every SSE read of a server shares: its store and settings, frames, tail groups."""
+
+    store: Store
+    settings: ServerSection
+    frames: SharedFrames
+    tails: Tails
+
+
 async def sse_events(
-    ctx: ServerContext,
+    sse: SseReads,
     name: str,
     first: ReadResult,
     *,
@@ -34,10 +45,10 @@ async def sse_events(
     slot: SendSlot | None = None,
 ) -> AsyncIterator[bytes]:
     """Yield SSE frames until the stream closes, is deleted, or the reconnect interval ends."""
-    settings = ctx.settings.server
+    settings = sse.settings
     interval = settings.sse_reconnect_interval_secs
     json_mode = is_json_content_type(first.info.content_type)
-    live = ctx.store.live
+    live = sse.store.live
     idle = IdleWait(settings.sse_keepalive_secs, interval if interval > 0 else None)
     result = first
     frame = _frame(result, cursor, json_mode=json_mode, base64_encoded=base64_encoded)
@@ -65,13 +76,13 @@ async def sse_events(
             while True:
                 changed = live.next_change(name)
                 if changed is not read_at or not result.up_to_date:
-                    shared = ctx.sse_frames.get(name, changed, position, base64_encoded)
+                    shared = sse.frames.get(name, changed, position, base64_encoded)
                     if shared is not None and cursor is None:
                         result, frame = shared
                         read_at = changed
                         break
                     try:
-                        result = await ctx.store.read(name, position, settings.read_chunk_bytes)
+                        result = await sse.store.read(name, position, settings.read_chunk_bytes)
                     except StoreError:
                         return  # deleted or expired while we were streaming
                     read_at = changed
@@ -80,9 +91,7 @@ async def sse_events(
                             result, cursor, json_mode=json_mode, base64_encoded=base64_encoded
                         )
                         if cursor is None:
-                            ctx.sse_frames.put(
-                                name, changed, position, base64_encoded, result, frame
-                            )
+                            sse.frames.put(name, changed, position, base64_encoded, result, frame)
                         break
                 member = None
                 if slot is not None and cursor is None and result.up_to_date:
@@ -91,7 +100,14 @@ async def sse_events(
                     # the group must never wait for one client.
                     if send is not None and connection is not None:
                         member = join_tail(
-                            ctx, name, base64_encoded, position, tail_frame, send, connection, idle
+                            sse.tails,
+                            name,
+                            base64_encoded,
+                            position,
+                            tail_frame,
+                            send,
+                            connection,
+                            idle,
                         )
                 if member is None:
                     woke = await idle.wait(changed)

@@ -10,9 +10,9 @@ from litestar import Response, delete, get, put
 from litestar.params import FromPath
 
 from ds_server.protocol import headers as h
+from ds_server.protocol.errors import BadRequest
+from ds_server.protocol.names import bucket_id as valid_bucket_id
 from ds_server.routes._context import AnyRequest, context
-from ds_server.routes._ids import bucket_id as valid_bucket_id
-from ds_server.routes._request import BadRequest
 from ds_server.routes._responses import no_content
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class _Row(msgspec.Struct):
 
 class _Listing(msgspec.Struct):
     bucket_id: str
-    prefix: str | None
+    prefix: str
     stream_count: int
     streams: list[_Row]
     next_cursor: str | None
@@ -124,4 +124,5 @@ def _listing(bucket: str, prefix: str | None, listing: StreamListing) -> _Listin
         )
         for row in listing.streams
     ]
-    return _Listing(bucket, prefix, len(rows), rows, listing.next_cursor, listing.has_more)
+    # No prefix filters by the empty one: every id is eligible.
+    return _Listing(bucket, prefix or "", len(rows), rows, listing.next_cursor, listing.has_more)

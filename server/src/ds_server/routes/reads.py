@@ -5,19 +5,19 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ds_server.edge.http import Reply, SendSlot
 from ds_server.protocol import headers as h
 from ds_server.protocol.cursor import next_cursor
 from ds_server.protocol.etag import matches, read_etag
 from ds_server.protocol.json_mode import is_json_content_type, wrap_messages
 from ds_server.protocol.offsets import Sentinel, format_offset
 from ds_server.protocol.sse import uses_base64
-from ds_server.routes._http import Reply, SendSlot
 from ds_server.routes._request import parse_read_query
 from ds_server.routes._sse import sse_events
 
 if TYPE_CHECKING:
+    from ds_server.edge.http import HttpRequest
     from ds_server.routes._context import ServerContext
-    from ds_server.routes._http import HttpRequest
     from ds_server.stores.base import ReadResult
 
 
@@ -86,7 +86,9 @@ async def _sse(ctx: ServerContext, name: str, offset: int | Sentinel, cursor: st
     if base64_encoded:
         headers[h.STREAM_SSE_DATA_ENCODING] = "base64"
     slot = SendSlot()
-    events = sse_events(ctx, name, first, cursor=cursor, base64_encoded=base64_encoded, slot=slot)
+    events = sse_events(
+        ctx.sse, name, first, cursor=cursor, base64_encoded=base64_encoded, slot=slot
+    )
     headers[h.CONTENT_TYPE] = "text/event-stream"
     return Reply(200, headers, stream=events, send_slot=slot)
 

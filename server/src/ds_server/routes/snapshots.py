@@ -7,11 +7,11 @@ from urllib.parse import quote
 from litestar import Response, delete, get, put
 from litestar.params import FromPath
 
+from ds_server.edge.http import read_body
 from ds_server.protocol import headers as h
+from ds_server.protocol.errors import BadRequest
 from ds_server.protocol.offsets import InvalidOffsetError, format_offset, parse_position
-from ds_server.routes._body import read_body
 from ds_server.routes._context import AnyRequest, context
-from ds_server.routes._request import BadRequest
 from ds_server.routes._responses import no_content, stream_location
 from ds_server.routes.bucket_streams import STREAM_PATH, bucket_stream
 from ds_server.stores.errors import SnapshotNotFound
@@ -33,7 +33,7 @@ async def publish_snapshot(
     request: AnyRequest, bucket: FromPath[str], stream: FromPath[str], offset: FromPath[str]
 ) -> Response[bytes]:
     """204: the snapshot is visible and its offset is now the earliest retained offset."""
-    name = await bucket_stream(request, bucket, stream)
+    name = await bucket_stream(context(request).store, bucket, stream)
     position = snapshot_offset(offset)
     ctx = context(request)
     data = await read_body(request, ctx.settings.limits.max_stream_bytes)
@@ -47,7 +47,7 @@ async def latest_snapshot(
     request: AnyRequest, bucket: FromPath[str], stream: FromPath[str]
 ) -> Response[bytes]:
     """307 to the latest snapshot; 404 when the stream has none."""
-    name = await bucket_stream(request, bucket, stream)
+    name = await bucket_stream(context(request).store, bucket, stream)
     info = await context(request).store.head(name)
     if info.snapshot is None:
         raise SnapshotNotFound("the stream has no snapshot")
@@ -64,7 +64,7 @@ async def read_snapshot(
     request: AnyRequest, bucket: FromPath[str], stream: FromPath[str], offset: FromPath[str]
 ) -> Response[bytes]:
     """The snapshot blob with its stored content type."""
-    name = await bucket_stream(request, bucket, stream)
+    name = await bucket_stream(context(request).store, bucket, stream)
     store = context(request).store
     snapshot, data = await store.read_snapshot(name, snapshot_offset(offset))
     tail = (await store.head(name)).tail
@@ -83,6 +83,6 @@ async def delete_snapshot(
     request: AnyRequest, bucket: FromPath[str], stream: FromPath[str], offset: FromPath[str]
 ) -> Response[bytes]:
     """404 for unknown or superseded snapshots; 409 for the latest, which bootstrap needs."""
-    name = await bucket_stream(request, bucket, stream)
+    name = await bucket_stream(context(request).store, bucket, stream)
     await context(request).store.delete_snapshot(name, snapshot_offset(offset))
     return no_content({})

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ds_server.edge.http import Reply
+from ds_server.edge.references import fork_source_name
+from ds_server.edge.surfaces import bucket_route
 from ds_server.protocol import headers as h
+from ds_server.protocol.errors import BadRequest
 from ds_server.protocol.expiry import InvalidExpiryError, parse_expires_at, parse_ttl
 from ds_server.protocol.json_mode import InvalidJsonError, is_json_content_type, split_messages
 from ds_server.protocol.offsets import InvalidOffsetError, format_offset, parse_fork_offset
-from ds_server.routes._http import Reply
-from ds_server.routes._request import BadRequest, producer_claim, stream_seq
+from ds_server.routes._request import producer_claim, stream_seq
 from ds_server.routes._responses import metadata_headers
-from ds_server.routes.refs import bucket_route, fork_source_name
 from ds_server.stores.base import (
     AppendOutcome,
     AppendRequest,
@@ -23,8 +25,8 @@ from ds_server.stores.base import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ds_server.edge.http import HttpRequest
     from ds_server.routes._context import ServerContext
-    from ds_server.routes._http import HttpRequest
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 _FORKED_FROM = h.STREAM_FORKED_FROM.encode()

@@ -14,13 +14,14 @@ import msgspec
 from litestar import HttpMethod, Request, Response, Router, delete, get, post, put, route
 from litestar.params import FromPath
 
+from ds_server.edge.http import read_body
+from ds_server.edge.surfaces import SERVER_API_PREFIX, STREAM_PREFIX
 from ds_server.protocol import headers as h
-from ds_server.routes._body import read_body
+from ds_server.protocol.names import RESERVED_SEGMENT
 from ds_server.routes._context import context
 from ds_server.subscriptions import SubscriptionError, SubscriptionManager, SubscriptionType, render
 from ds_server.subscriptions import payloads as p
 from ds_server.subscriptions.errors import SubscriptionNotFound, TokenInvalid, UnsupportedMediaType
-from ds_server.subscriptions.patterns import RESERVED_SEGMENT
 from ds_server.subscriptions.signing import JWKS_CONTENT_TYPE
 
 if TYPE_CHECKING:
@@ -120,11 +121,11 @@ async def unknown_route(request: Req) -> Response[bytes]:
     raise SubscriptionNotFound("no such __ds route")
 
 
-def router(stream_prefix: str) -> Router:
-    """The ``__ds`` routes, mounted under the stream prefix."""
+def router() -> Router:
+    """The ``__ds`` routes: the server's API under the stream prefix."""
     handlers: ExceptionHandlersMap = {SubscriptionError: _error}
     return Router(
-        path=f"{stream_prefix}/{RESERVED_SEGMENT}",
+        path=SERVER_API_PREFIX,
         route_handlers=[
             put_subscription,
             get_subscription,
@@ -158,7 +159,7 @@ def public_root(request: Req) -> str:
     host = _first(headers.get("x-forwarded-host")) or headers.get("host", "")
     if _HOST_RE.fullmatch(host) is None:
         host = request.url.netloc
-    return f"{scheme}://{host}{context(request).route_prefix}"
+    return f"{scheme}://{host}{STREAM_PREFIX}"
 
 
 async def _settle(request: Req, sub_id: str, kind: SubscriptionType) -> Response[bytes]:

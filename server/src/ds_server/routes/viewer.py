@@ -15,10 +15,11 @@ from litestar.datastructures import CacheControlHeader
 from litestar.response import File
 from litestar.static_files import create_static_files_router
 
+from ds_server.edge.surfaces import VIEWER_PREFIX
+
 if TYPE_CHECKING:
     from litestar import Response, Router
 
-UI_PATH = "/ui"
 STATIC_DIR = Path(__file__).resolve().parent.parent / "viewer"
 
 # Same-origin scripts, styles, images and connections (fetch, EventSource);
@@ -54,7 +55,7 @@ async def _index() -> File:
 def viewer_router() -> Router:
     """GET/HEAD /ui/ (index.html) and the files beside it; revalidated on every load."""
     router = create_static_files_router(
-        path=UI_PATH,
+        path=VIEWER_PREFIX,
         directories=[STATIC_DIR],
         name="viewer",
         after_request=_harden,

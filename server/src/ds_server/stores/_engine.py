@@ -1,5 +1,10 @@
 """The stream engine every backend shares: the protocol on top of a ``Persistence``.
 
+The engine serves the stream operations of ``Store``; the extensions
+(``_buckets``, ``_snapshots``) are composed on it by ``_log_store.LogStore``
+and use only its extension API: ``lookup``, ``entries``, ``read_from``,
+``is_boundary`` and ``catalog_lock``.
+
 It keeps each stream's state in memory, serializes writes per stream,
 applies the shared rules, resolves forks, expires streams, and wakes live
 readers. Readers only ever see data the backend has made durable: a
@@ -42,14 +47,15 @@ from ds_server.stores.errors import (
     StreamGone,
     StreamNotFound,
 )
+from ds_server.stores.persistence import InlinePersistence
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Iterable
 
     from ds_server.live import LiveNotifier
-    from ds_server.stores._persistence import Chunk, Persistence
     from ds_server.stores._producers import ProducerState
     from ds_server.stores.base import AppendRequest, CreateRequest, ProducerClaim, StreamInfo
+    from ds_server.stores.persistence import Chunk, Persistence
 
 log = logging.getLogger("ds_server")
 
@@ -59,9 +65,11 @@ _PAGE_BYTES = 64 * 1024
 
 
 @dataclass(slots=True, eq=False)
-class _Entry:
+class Entry:
+    """A stream as the engine holds it: its state, its fork source, what readers may see."""
+
     state: StreamState
-    base: _Entry | None
+    base: Entry | None
     visible_tail: int
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # The newest write still waiting for its group commit, if any.
@@ -111,24 +119,26 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class LogStore(Store):
-    """A Store over a Persistence; backends subclass it and supply the persistence."""
+class Engine(Store):
+    """The stream operations of a Store over a Persistence; ``_log_store.LogStore`` completes it."""
 
     def __init__(
         self, live: LiveNotifier, persistence: Persistence, *, max_stream_bytes: int
     ) -> None:
         super().__init__(live)
         self._persistence = persistence
+        # Set when the backend stores at once: appends then take the plain-call path.
+        self._inline_backend = persistence if isinstance(persistence, InlinePersistence) else None
         self._max_stream_bytes = max_stream_bytes
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, Entry] = {}
         # Creates and deletes change the catalog; they are rare, so one lock serves.
-        self._catalog_lock = asyncio.Lock()
+        self.catalog_lock = asyncio.Lock()
         self._touched: dict[str, float] = {}
         self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         states = await self._persistence.open()
-        entries = {state.stream_id: _Entry(state, None, state.tail) for state in states}
+        entries = {state.stream_id: Entry(state, None, state.tail) for state in states}
         for entry in entries.values():
             base = entries.get(entry.state.forked_from_id or "")
             if base is not None:
@@ -158,8 +168,8 @@ class LogStore(Store):
     # -- operations -------------------------------------------------------
 
     async def create(self, request: CreateRequest) -> CreateResult:
-        async with self._catalog_lock:
-            moment = _rules.now()
+        async with self.catalog_lock:
+            moment = self.clock()
             existing = self._entries.get(request.path)
             if existing is not None:
                 state = existing.state
@@ -174,7 +184,7 @@ class LogStore(Store):
                     if not _rules.matches_existing(state, request, expiry):
                         raise StreamExists()
                     return CreateResult(created=False, info=existing.info())
-            base: _Entry | None = None
+            base: Entry | None = None
             content_type = request.content_type or "application/octet-stream"
             expiry = request.expiry
             fork_offset = 0
@@ -211,19 +221,20 @@ class LogStore(Store):
             await self._persistence.create(state, request.messages)
             if base is not None:
                 base.state.fork_refs += 1
-            entry = _Entry(state, base, state.tail)
+            entry = Entry(state, base, state.tail)
             self._entries[request.path] = entry
         self.live.notify(request.path)
         return CreateResult(created=True, info=entry.info())
 
     async def append(self, request: AppendRequest) -> AppendResult:
         path = request.path
-        entry = self._unexpired(path, touch=True) or await self._lookup(path, touch=True)
-        if self._persistence.inline and not entry.lock.locked():
+        entry = self._unexpired(path, touch=True) or await self.lookup(path, touch=True)
+        inline = self._inline_backend
+        if inline is not None and not entry.lock.locked():
             # Nothing here can suspend: the backend stores without awaiting, so
             # no other append can interleave (no lock needed) and cancellation
             # cannot cut the write in half.
-            decision, pending, written_tail = self._decide_and_store_now(entry, request)
+            decision, pending, written_tail = self._decide_and_store_now(inline, entry, request)
         else:
             # The locked part runs to its end even if this request is cancelled
             # (its client left): a write, once handed to the backend, is also
@@ -262,7 +273,7 @@ class LogStore(Store):
         )
 
     async def _write(
-        self, entry: _Entry, request: AppendRequest
+        self, entry: Entry, request: AppendRequest
     ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
         """Decide and store one append under the stream's lock; apply it to the state."""
         async with entry.lock:
@@ -273,17 +284,17 @@ class LogStore(Store):
             return decision, self._apply(entry, request, decision, durable), entry.state.tail
 
     def _decide_and_store_now(
-        self, entry: _Entry, request: AppendRequest
+        self, inline: InlinePersistence, entry: Entry, request: AppendRequest
     ) -> tuple[_rules.AppendDecision, asyncio.Future[None] | None, int]:
         """:meth:`_write` for an inline backend: no lock, no coroutine."""
         decision, commit = self._decide(entry, request)
         if commit is None:
             return decision, entry.pending, entry.state.tail
-        self._persistence.append_now(commit)
+        inline.append_now(commit)
         return decision, self._apply(entry, request, decision, None), entry.state.tail
 
     def _decide(
-        self, entry: _Entry, request: AppendRequest
+        self, entry: Entry, request: AppendRequest
     ) -> tuple[_rules.AppendDecision, AppendCommit | None]:
         """Decide one append: what to store (None for a duplicate), space reserved."""
         if self._entries.get(request.path) is not entry or entry.state.soft_deleted:
@@ -308,7 +319,7 @@ class LogStore(Store):
 
     def _apply(
         self,
-        entry: _Entry,
+        entry: Entry,
         request: AppendRequest,
         decision: _rules.AppendDecision,
         durable: Awaitable[None] | None,
@@ -321,17 +332,17 @@ class LogStore(Store):
         return pending
 
     async def read(self, path: str, offset: int | Sentinel, max_bytes: int) -> ReadResult:
-        entry = await self._lookup(path, touch=True)
+        entry = await self.lookup(path, touch=True)
         info = entry.info()
         tail = entry.visible_tail
         if offset is Sentinel.NOW:
             return ReadResult(info=info, start=tail, next_offset=tail)
         start = 0 if offset is Sentinel.BEGINNING else offset
-        return await self._read_from(entry, info, start, max_bytes, whole=entry.state.is_json)
+        return await self.read_from(entry, info, start, max_bytes, whole=entry.state.is_json)
 
-    async def _read_from(
+    async def read_from(
         self,
-        entry: _Entry,
+        entry: Entry,
         info: StreamInfo,
         start: int,
         max_bytes: int,
@@ -343,7 +354,7 @@ class LogStore(Store):
         state = entry.state
         if start < state.earliest_offset and not retained:
             raise OffsetGone()
-        if start > entry.visible_tail or (whole and not await self._is_boundary(entry, start)):
+        if start > entry.visible_tail or (whole and not await self.is_boundary(entry, start)):
             raise InvalidOffset()
         chunks = await self._collect(entry, start, entry.visible_tail, max_bytes, whole=whole)
         if start < state.earliest_offset and not retained:
@@ -354,18 +365,24 @@ class LogStore(Store):
         )
 
     async def head(self, path: str) -> StreamInfo:
-        return (await self._lookup(path, touch=False)).info()
+        return (await self.lookup(path, touch=False)).info()
 
     async def delete(self, path: str) -> None:
-        async with self._catalog_lock:
-            entry = await self._lookup(path, touch=False, catalog_locked=True)
+        async with self.catalog_lock:
+            entry = await self.lookup(path, touch=False, catalog_locked=True)
             async with entry.lock:
                 await self._remove(entry)
         self.live.notify(path)
 
+    # -- extension API ------------------------------------------------------
+
+    def entries(self) -> Iterable[Entry]:
+        """Every stream the engine holds (soft-deleted and expired ones included)."""
+        return self._entries.values()
+
     # -- internals --------------------------------------------------------
 
-    def _guard(self, entry: _Entry, durable: Awaitable[None], mark: _Mark) -> asyncio.Future[None]:
+    def _guard(self, entry: Entry, durable: Awaitable[None], mark: _Mark) -> asyncio.Future[None]:
         """Wait for a write to be durable; if it fails, rewind the state to ``mark``."""
         generation = entry.generation
 
@@ -387,7 +404,8 @@ class LogStore(Store):
         task.add_done_callback(_retrieve)
         return task
 
-    async def _lookup(self, path: str, *, touch: bool, catalog_locked: bool = False) -> _Entry:
+    async def lookup(self, path: str, *, touch: bool, catalog_locked: bool = False) -> Entry:
+        """The live stream at ``path`` (``touch`` renews a sliding TTL); 404/410 otherwise."""
         entry = self._unexpired(path, touch=touch)
         if entry is not None:
             return entry
@@ -396,13 +414,13 @@ class LogStore(Store):
         if catalog_locked:
             await self._expire(entry)
         else:
-            async with self._catalog_lock:
+            async with self.catalog_lock:
                 if self._entries.get(path) is entry and not state.soft_deleted:
                     await self._expire(entry)
         raise StreamGone() if state.soft_deleted else StreamNotFound()
 
-    def _unexpired(self, path: str, *, touch: bool) -> _Entry | None:
-        """The entry of ``path``, or None when it has expired (``_lookup`` expires it).
+    def _unexpired(self, path: str, *, touch: bool) -> Entry | None:
+        """The entry of ``path``, or None when it has expired (``lookup`` expires it).
 
         Without a suspension point, so the append path needs no coroutine for it.
         """
@@ -412,7 +430,7 @@ class LogStore(Store):
         state = entry.state
         if state.soft_deleted:
             raise StreamGone()
-        moment = _rules.now()
+        moment = self.clock()
         if state.is_expired(moment):
             return None
         if touch:
@@ -421,7 +439,7 @@ class LogStore(Store):
                 self._touched[state.stream_id] = moment
         return entry
 
-    async def _source(self, path: str, moment: float) -> _Entry:
+    async def _source(self, path: str, moment: float) -> Entry:
         """The live stream a fork is taken from."""
         entry = self._entries.get(path)
         if entry is None:
@@ -433,7 +451,7 @@ class LogStore(Store):
             raise StreamNotFound("fork source expired")
         return entry
 
-    async def _fork_offset(self, base: _Entry, request: CreateRequest) -> int:
+    async def _fork_offset(self, base: Entry, request: CreateRequest) -> int:
         assert request.fork is not None
 
         async def chunks_from(position: int, count: int) -> list[Chunk]:
@@ -447,7 +465,7 @@ class LogStore(Store):
             return chunks
 
         async def is_boundary(position: int) -> bool:
-            return await self._is_boundary(base, position)
+            return await self.is_boundary(base, position)
 
         anchor = request.fork.offset
         if anchor is not None and anchor < base.state.earliest_offset:
@@ -458,7 +476,7 @@ class LogStore(Store):
         )
 
     async def _collect(
-        self, entry: _Entry, start: int, limit: int, max_bytes: int, *, whole: bool | None = None
+        self, entry: Entry, start: int, limit: int, max_bytes: int, *, whole: bool | None = None
     ) -> list[Chunk]:
         """Chunks from ``start`` up to ``limit``, through the fork chain.
 
@@ -482,7 +500,8 @@ class LogStore(Store):
         )
         return chunks + own
 
-    async def _is_boundary(self, entry: _Entry, position: int) -> bool:
+    async def is_boundary(self, entry: Entry, position: int) -> bool:
+        """Whether ``position`` starts a message (or append) of the stream, forks included."""
         while True:
             state = entry.state
             if position in (entry.visible_tail, state.fork_offset):
@@ -493,7 +512,7 @@ class LogStore(Store):
                 return False
             entry = entry.base
 
-    async def _remove(self, entry: _Entry) -> None:
+    async def _remove(self, entry: Entry) -> None:
         """Delete, or soft-delete while forks still read the data."""
         if entry.state.fork_refs > 0:
             entry.state.soft_deleted = True
@@ -505,15 +524,15 @@ class LogStore(Store):
         else:
             await self._purge(entry)
 
-    async def _expire(self, entry: _Entry) -> None:
+    async def _expire(self, entry: Entry) -> None:
         """Expire a stream (the catalog lock is held)."""
         async with entry.lock:
             await self._remove(entry)
         self.live.notify(entry.state.path)
 
-    async def _purge(self, entry: _Entry) -> None:
+    async def _purge(self, entry: Entry) -> None:
         """Drop a stream for good, then release its hold on its source (cascading)."""
-        current: _Entry | None = entry
+        current: Entry | None = entry
         while current is not None:
             state = current.state
             # Storage first: if that fails, the stream is still there, in memory too.
@@ -538,8 +557,8 @@ class LogStore(Store):
 
     async def sweep(self) -> None:
         """Expire what is due and persist recent accesses (runs every second)."""
-        moment = _rules.now()
-        async with self._catalog_lock:
+        moment = self.clock()
+        async with self.catalog_lock:
             for entry in list(self._entries.values()):
                 state = entry.state
                 if not state.soft_deleted and state.is_expired(moment):

@@ -9,9 +9,9 @@ from ds_server.stores.errors import InvalidFork
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from ds_server.stores._persistence import Chunk
     from ds_server.stores._rules import StreamState
     from ds_server.stores.base import ForkSpec
+    from ds_server.stores.persistence import Chunk
 
 
 async def resolve_fork_offset(

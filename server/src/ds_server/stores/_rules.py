@@ -7,7 +7,6 @@ the decision says exactly what to write, or raises the domain error.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 
 from ds_server.protocol.json_mode import is_json_content_type, media_type
@@ -173,7 +172,7 @@ def decide_append(
         request.content_type is None
         or not same_content_type(state.content_type, request.content_type)
     ):
-        raise ContentTypeMismatch()
+        raise ContentTypeMismatch(state.content_type, request.content_type)
     if request.stream_seq is not None:
         last = state.writer_seqs.get(request.writer)
         if last is not None and request.stream_seq.encode() <= last.encode():
@@ -199,8 +198,3 @@ def apply_decision(state: StreamState, request: AppendRequest, decision: AppendD
         state.closed_by = decision.producer
     if decision.messages:
         state.last_write = state.last_access
-
-
-def now() -> float:
-    """Wall-clock seconds; TTLs and Expires-At are wall-clock instants."""
-    return time.time()

@@ -1,6 +1,8 @@
 """The storage boundary: the ``Store`` ABC and the values that cross it.
 
-Routes speak only to this interface. Every backend keeps the same contract:
+Routes speak only to this interface. A storage backend does not implement
+it: it implements ``stores.persistence.Persistence``, and ``LogStore``
+(the shared engine) is its ``Store``. Every backend keeps the same contract:
 producer validation and the append it guards are one atomic operation,
 serialized per stream; offsets are cumulative payload byte positions.
 """
@@ -9,10 +11,12 @@ from __future__ import annotations
 
 import abc
 import enum
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from ds_server.live import LiveNotifier
@@ -137,6 +141,22 @@ class Retention:
         return stream_id == self.stream_id and start >= self.start
 
 
+@dataclass(slots=True)
+class BootstrapStart:
+    """What a bootstrap begins with, read as one consistent view, and its hold on the data.
+
+    The caller reads on from ``first_page`` with ``read_messages(...,
+    retention=retention)`` and must ``release(retention)`` when done.
+    """
+
+    info: StreamInfo  # the stream as the bootstrap began: its tail ends the bootstrap
+    snapshot: bytes  # the snapshot's blob; empty when the stream has none
+    snapshot_type: str
+    start: int  # where the messages after the snapshot start
+    first_page: ReadResult | None  # None when there are no messages after it
+    retention: Retention
+
+
 @dataclass(frozen=True, slots=True)
 class BucketInfo:
     bucket_id: str
@@ -231,6 +251,9 @@ class Store(abc.ABC):
 
     def __init__(self, live: LiveNotifier) -> None:
         self.live = live
+        # Wall-clock seconds: TTLs and Expires-At are wall-clock instants.
+        # Tests give the store a clock they move by hand.
+        self.clock: Callable[[], float] = time.time
 
     @classmethod
     @abc.abstractmethod
@@ -275,8 +298,12 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def retain(self, path: str, start: int) -> Retention:
-        """Hold the stream's data from ``start`` on until :meth:`release`."""
+    async def begin_bootstrap(self, path: str, max_bytes: int) -> BootstrapStart:
+        """The snapshot and first page of a bootstrap, holding the data it still has to send.
+
+        A snapshot published meanwhile neither cuts the bootstrap short nor
+        frees what it holds, until :meth:`release`.
+        """
 
     @abc.abstractmethod
     async def release(self, retention: Retention) -> None:

@@ -1,4 +1,4 @@
-"""Domain errors raised by stores; mapped to HTTP status once, in ``ds_server.errors``."""
+"""Domain errors raised by stores; mapped to HTTP status once, in ``ds_server.edge.errors``."""
 
 from __future__ import annotations
 
@@ -34,7 +34,13 @@ class StreamClosed(StoreError):
 
 
 class ContentTypeMismatch(StoreError):
+    """An append whose Content-Type is not the stream's; the reason names both."""
+
     reason = "content type does not match the stream's"
+
+    def __init__(self, stream_type: str, sent_type: str | None) -> None:
+        sent = repr(sent_type) if sent_type else "no Content-Type"
+        super().__init__(f"the stream's content type is {stream_type!r}; the request sent {sent}")
 
 
 class SequenceConflict(StoreError):

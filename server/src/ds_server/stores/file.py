@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from ds_server.stores._extended import ExtendedLogStore
 from ds_server.stores._file import FilePersistence
+from ds_server.stores._log_store import LogStore
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 MAX_OPEN_FILES = 512
 
 
-class FileDurableStore(ExtendedLogStore):
+class FileDurableStore(LogStore):
     """Streams in ``{data_dir}/files``; an append is acknowledged once it is on disk."""
 
     durable: ClassVar[bool] = True

@@ -6,9 +6,9 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ds_server.stores._extended import ExtendedLogStore
-from ds_server.stores._persistence import Chunk, Persistence
+from ds_server.stores._log_store import LogStore
 from ds_server.stores.errors import PayloadTooLarge
+from ds_server.stores.persistence import Chunk, InlinePersistence
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,16 +35,20 @@ class _Log:
         return start - first
 
 
-class MemoryPersistence(Persistence):
+class MemoryPersistence(InlinePersistence):
     """Chunks in Python lists; a bounded total so a test server cannot eat the machine."""
-
-    inline = True
 
     def __init__(self, max_memory_bytes: int) -> None:
         self._logs: dict[str, _Log] = {}
         self._snapshots: dict[str, bytes] = {}
         self._max_memory_bytes = max_memory_bytes
         self._memory_bytes = 0
+
+    async def open(self) -> list[StreamState]:
+        return []  # nothing survives a restart
+
+    async def close(self) -> None:
+        return None
 
     def reserve(self, size: int) -> None:
         if self._memory_bytes + size > self._max_memory_bytes:
@@ -53,9 +57,6 @@ class MemoryPersistence(Persistence):
     async def create(self, state: StreamState, messages: Sequence[bytes]) -> None:
         log = self._logs[state.stream_id] = _Log()
         self._memory_bytes += log.add(state.fork_offset, messages)
-
-    async def append(self, commit: AppendCommit) -> None:
-        self.append_now(commit)
 
     def append_now(self, commit: AppendCommit) -> None:
         self._memory_bytes += self._logs[commit.stream_id].add(commit.start, commit.messages)
@@ -96,6 +97,9 @@ class MemoryPersistence(Persistence):
             budget -= len(data)
         return out
 
+    async def load_buckets(self) -> list[tuple[str, float]]:
+        return []
+
     async def save_bucket(self, bucket_id: str, created_at: float) -> None:
         return None
 
@@ -124,7 +128,7 @@ class MemoryPersistence(Persistence):
         return index >= 0 and starts[index] == position
 
 
-class MemoryStore(ExtendedLogStore):
+class MemoryStore(LogStore):
     """Streams held in process memory; lost on restart."""
 
     def __init__(self, live: LiveNotifier, *, max_stream_bytes: int, max_memory_bytes: int) -> None:

@@ -1,37 +1,20 @@
-"""Backends chosen by name through a lazy ``module:Class`` table."""
+"""Open the backend ``DS_STORAGE__MODE`` names (the table is ``ds_server.backends``)."""
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING
 
+from ds_server.backends import BACKENDS, known_backends
+
 if TYPE_CHECKING:
     from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
     from ds_server.stores.base import Store
 
-BACKENDS: dict[str, str] = {
-    "memory": "ds_server.stores.memory:MemoryStore",
-    "file-durable": "ds_server.stores.file:FileDurableStore",
-    "file-fast": "ds_server.stores.file:FileFastStore",
-    "sqlite": "ds_server.stores.sqlite:SqliteStore",
-}
-# Backends that keep nothing on disk: DS_STORAGE__DATA_DIR means nothing to them.
-WITHOUT_DATA_DIR = frozenset({"memory"})
-
 
 class UnknownBackendError(ValueError):
     """DS_STORAGE__MODE names no backend."""
-
-
-def known_backends() -> str:
-    """The backend names, for messages: ``file-durable, file-fast, memory, sqlite``."""
-    return ", ".join(sorted(BACKENDS))
-
-
-def uses_data_dir(mode: str) -> bool:
-    """Whether the backend ``mode`` stores under DS_STORAGE__DATA_DIR."""
-    return mode not in WITHOUT_DATA_DIR
 
 
 def open_store(settings: Settings, live: LiveNotifier) -> Store:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ds_server.stores._extended import ExtendedLogStore
+from ds_server.stores._log_store import LogStore
 from ds_server.stores._sqlite import SqlitePersistence
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 DB_FILE = "sqlite/streams.db"
 
 
-class SqliteStore(ExtendedLogStore):
+class SqliteStore(LogStore):
     """Streams in ``{data_dir}/sqlite/streams.db``; survive restarts and kill -9."""
 
     def __init__(

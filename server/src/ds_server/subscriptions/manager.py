@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ds_server.events import StreamEvents
 from ds_server.protocol.json_mode import is_json_content_type
-from ds_server.routes._context import StreamEvents
 from ds_server.stores.errors import StoreError
 from ds_server.subscriptions import membership, render
 from ds_server.subscriptions._tasks import TaskOwner, cancel_unless_current

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-RESERVED_SEGMENT = "__ds"
+from ds_server.protocol.names import RESERVED_SEGMENT
 
 
 def pattern_problem(pattern: str) -> str | None:

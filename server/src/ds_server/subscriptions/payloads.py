@@ -11,6 +11,8 @@ from typing import Annotated, Literal, TypeVar
 
 import msgspec
 
+from ds_server.protocol import names
+from ds_server.protocol.errors import BadRequest
 from ds_server.subscriptions.errors import InvalidRequest, WebhookUrlRejected
 from ds_server.subscriptions.model import (
     DEFAULT_LEASE_TTL_MS,
@@ -19,11 +21,10 @@ from ds_server.subscriptions.model import (
     SubscriptionSpec,
     SubscriptionType,
 )
-from ds_server.subscriptions.patterns import RESERVED_SEGMENT, pattern_problem
+from ds_server.subscriptions.patterns import pattern_problem
 from ds_server.subscriptions.url_policy import rejection_reason
 
 _ID_RE = re.compile(r"[A-Za-z0-9._~-]{1,256}")
-_MAX_PATH_BYTES = 1024
 _MAX_STREAMS = 1000
 _MAX_TEXT = 1024
 
@@ -104,18 +105,11 @@ def subscription_id(raw: str) -> str:
 
 
 def stream_path(raw: str) -> str:
-    """A relative stream path: no leading/trailing '/', no empty or reserved segments."""
-    path = raw.strip("/")
-    if not path or len(path.encode("utf-8", "surrogatepass")) > _MAX_PATH_BYTES:
-        raise InvalidRequest("stream path must be 1-1024 bytes")
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
-        raise InvalidRequest("stream path contains control characters")
-    segments = path.split("/")
-    if any(segment in ("", ".", "..") for segment in segments):
-        raise InvalidRequest("stream path contains an empty, '.' or '..' segment")
-    if RESERVED_SEGMENT in segments:
-        raise InvalidRequest("stream path must not contain the reserved __ds segment")
-    return path
+    """A stream path, by the rules every stream name follows (``protocol.names``)."""
+    try:
+        return names.stream_path(raw)
+    except BadRequest as exc:
+        raise InvalidRequest(str(exc)) from None
 
 
 def to_spec(sub_id: str, body: SubscriptionBody) -> SubscriptionSpec:

@@ -44,8 +44,8 @@ from ds_server.stores._file.reads import boundary_in_index, boundary_in_record, 
 from ds_server.stores._file.recovery import recover, trusted
 from ds_server.stores._file.retention import Retention
 from ds_server.stores._file.space import FreeSpace
-from ds_server.stores._persistence import Persistence
 from ds_server.stores.errors import StorageFull, StreamNotFound
+from ds_server.stores.persistence import Persistence
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -57,8 +57,8 @@ if TYPE_CHECKING:
     from ds_server.stores._file.codec import Snapshot
     from ds_server.stores._file.files import Found
     from ds_server.stores._file.recovery import Recovered
-    from ds_server.stores._persistence import Chunk
     from ds_server.stores._rules import StreamState
+    from ds_server.stores.persistence import Chunk
 
     T = TypeVar("T")
 

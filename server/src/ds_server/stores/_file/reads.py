@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ds_server.stores._file import records
 from ds_server.stores._file.segment import Reader
-from ds_server.stores._persistence import Chunk
+from ds_server.stores.persistence import Chunk
 
 if TYPE_CHECKING:
     from ds_server.stores._file.index import RecordIndex

@@ -5,8 +5,8 @@ from __future__ import annotations
 from contextlib import closing
 from typing import TYPE_CHECKING
 
-from ds_server.stores._persistence import Chunk
 from ds_server.stores._sqlite.schema import PIECE_BYTES
+from ds_server.stores.persistence import Chunk
 
 if TYPE_CHECKING:
     import sqlite3

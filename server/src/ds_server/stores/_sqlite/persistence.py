@@ -7,11 +7,11 @@ import sqlite3
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ds_server.stores._persistence import Persistence
 from ds_server.stores._sqlite import chunks, mutations, rows
 from ds_server.stores._sqlite.readers import Readers
 from ds_server.stores._sqlite.writer import Writer, WriterStats, reclaim_all
 from ds_server.stores.errors import SnapshotNotFound, StoreError, StreamNotFound
+from ds_server.stores.persistence import Persistence
 
 if TYPE_CHECKING:
     import asyncio
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ds_server.stores._commit import AppendCommit
-    from ds_server.stores._persistence import Chunk
     from ds_server.stores._rules import StreamState
+    from ds_server.stores.persistence import Chunk
 
 log = logging.getLogger("ds_server.sqlite")
 
@@ -65,6 +65,9 @@ class SqlitePersistence(Persistence):
     async def close(self) -> None:
         await self._readers.close()
         await self._writer.stop()
+
+    def reserve(self, size: int) -> None:
+        return None  # the database's limit is checked when the writer commits
 
     async def create(self, state: StreamState, messages: Sequence[bytes]) -> None:
         sid = await self._writer.submit(

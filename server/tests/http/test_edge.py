@@ -1,4 +1,4 @@
-"""Security headers on every response of the served ASGI app, errors included."""
+"""The edge: security headers on every response, errors included; hooks; other scopes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import httpx
 import pytest
 from ds_server import create_app
 from ds_server.app import asgi_app
-from ds_server.middleware import security_headers
+from ds_server.edge.cors import Cors
+from ds_server.edge.layer import Edge
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -72,7 +73,17 @@ async def test_headers_are_added_once_over_plain_asgi(
         assert response.headers.get_list(name) == [value]
 
 
-async def test_non_http_scopes_pass_through() -> None:
+class _NoStreams:
+    """A handler that serves nothing itself."""
+
+    def route(self, scope: Any) -> None:
+        return None
+
+    async def serve(self, route: object, request: Any) -> Any:
+        raise AssertionError("never routed")
+
+
+async def test_lifespan_passes_through_and_websockets_are_closed() -> None:
     seen: list[str] = []
     sent: list[Any] = []
 
@@ -86,6 +97,50 @@ async def test_non_http_scopes_pass_through() -> None:
     async def send(message: Any) -> None:
         sent.append(message)
 
-    await security_headers(inner)({"type": "lifespan"}, receive, send)
+    edge = Edge(inner, _NoStreams(), Cors([]))
+    await edge({"type": "lifespan"}, receive, send)  # type: ignore[arg-type]
+    await edge({"type": "websocket", "path": "/v1/stream/x", "headers": []}, receive, send)  # type: ignore[arg-type]
     assert seen == ["lifespan"]
-    assert sent == [{"type": "lifespan.startup.complete"}]
+    assert sent == [
+        {"type": "lifespan.startup.complete"},
+        {"type": "websocket.close", "code": 1008, "reason": ""},
+    ]
+
+
+class Recorder:
+    """Request hooks that write down what they are told."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, int | None]] = []
+
+    def request_started(self, scope: Any) -> None:
+        self.events.append(("started", scope["path"], None))
+
+    def response_started(self, scope: Any, status: int) -> None:
+        self.events.append(("response", scope["path"], status))
+
+    def request_finished(self, scope: Any) -> None:
+        self.events.append(("finished", scope["path"], None))
+
+
+async def test_hooks_see_every_request_and_its_status(
+    settings_factory: Callable[..., Settings],
+) -> None:
+    recorder = Recorder()
+    app = asgi_app(create_app(settings_factory(), hooks=[recorder]))
+    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    preflight = {"Origin": "https://a.example", "Access-Control-Request-Method": "PUT"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://test.local") as http:
+        await http.put("/v1/stream/hooks/a", headers={"Content-Type": "text/plain"})
+        await http.get("/v1/stream/hooks/missing")
+        await http.get("/healthz")
+        await http.options("/v1/stream/hooks/a", headers=preflight)
+    expected = []
+    for path, status in [
+        ("/v1/stream/hooks/a", 201),
+        ("/v1/stream/hooks/missing", 404),
+        ("/healthz", 200),
+        ("/v1/stream/hooks/a", 204),
+    ]:
+        expected += [("started", path, None), ("response", path, status), ("finished", path, None)]
+    assert recorder.events == expected

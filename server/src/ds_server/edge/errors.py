@@ -1,16 +1,20 @@
-"""Domain errors to HTTP responses, in one place."""
+"""Domain and request errors to HTTP responses, in one place.
+
+``describe`` gives status, reason and headers; the edge uses it for the
+stream operations' replies, Litestar's exception handlers for the rest.
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from litestar import Response
+from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
 from ds_server.protocol import headers as h
+from ds_server.protocol.errors import BadRequest
 from ds_server.protocol.offsets import format_offset
-from ds_server.routes._request import BadRequest
 from ds_server.stores import errors as e
 
 if TYPE_CHECKING:
@@ -18,9 +22,9 @@ if TYPE_CHECKING:
 
     from litestar.types import ExceptionHandlersMap
 
-    from ds_server.routes._context import AnyRequest
-
 log = logging.getLogger("ds_server")
+
+AnyRequest = Request[Any, Any, Any]
 
 _STATUS: Mapping[type[e.StoreError], int] = {
     e.StreamNotFound: 404,

@@ -1,10 +1,18 @@
-"""What a storage backend must do, below the shared stream engine.
+"""The interface a storage backend implements: ``Persistence`` (and ``InlinePersistence``).
 
-The engine (``_engine.LogStore``) owns the protocol: validation, forks,
-expiry, live wake-ups, serialization per stream. A ``Persistence`` only
+Everything of the protocol lives above it, in the stream engine
+(``_engine.Engine``) and the extensions composed on it (``_buckets``,
+``_snapshots``): validation, producer and ``Stream-Seq`` rules, forks,
+expiry, live wake-ups, serialization per stream, retention. A backend only
 stores and returns bytes and state, keyed by ``stream_id`` (unique per
 stream incarnation, so a re-created path never meets its predecessor's
-data).
+data), and makes them durable when it says so. Every method below is
+required; ``docs/storage-backends.md`` describes the contract and how the
+backend contract suite checks it.
+
+A backend is then one ``Store`` class: ``LogStore`` given the persistence,
+plus ``from_settings`` (see ``memory.py``), registered by name in
+``ds_server.backends``.
 """
 
 from __future__ import annotations
@@ -31,22 +39,31 @@ class Chunk:
 
 
 class Persistence(abc.ABC):
-    """Storage of stream states and bytes for one backend."""
+    """Storage of stream states, bytes, buckets and snapshots for one backend."""
 
-    # True when the backend stores an append at once (append_now): the engine
-    # then needs no task to protect the write from cancellation, and no
-    # coroutine at all on the append path.
-    inline = False
+    # -- lifecycle --------------------------------------------------------------
 
+    @abc.abstractmethod
     async def open(self) -> list[StreamState]:
-        """Open storage, repair what a crash left, and return every stored stream's state."""
-        return []
+        """Open storage, repair what a crash left, and return every stored stream's state.
 
-    async def close(self) -> None:  # noqa: B027 - optional hook
-        """Flush and release files and connections."""
+        The engine keeps and mutates the returned states (and those ``create``
+        receives) for the life of the store.
+        """
 
-    def reserve(self, size: int) -> None:  # noqa: B027 - optional hook
-        """Raise PayloadTooLarge/StorageFull if ``size`` more bytes cannot be stored."""
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Flush and release files and connections (the last call made)."""
+
+    @abc.abstractmethod
+    def reserve(self, size: int) -> None:
+        """Raise PayloadTooLarge/StorageFull now if ``size`` more bytes cannot be stored.
+
+        Called before a write is decided; a backend that only learns of a
+        full disk when it writes may do nothing here.
+        """
+
+    # -- streams ------------------------------------------------------------------
 
     @abc.abstractmethod
     async def create(self, state: StreamState, messages: Sequence[bytes]) -> None:
@@ -56,13 +73,13 @@ class Persistence(abc.ABC):
     async def append(self, commit: AppendCommit) -> Awaitable[None] | None:
         """Write an append; return None if it is durable already, else an awaitable for that.
 
-        Returning before the fsync lets concurrent appends share one
-        (group commit); the engine acknowledges only after the awaitable.
+        The bytes, the producer claim, the ``Stream-Seq`` and the close flag of
+        the commit become durable together. Returning before the fsync lets
+        concurrent appends share one (group commit); the engine acknowledges
+        only after the awaitable, and a failed awaitable rewinds the stream
+        (that write and every later one of the stream must fail too).
+        Appends of one stream are called one at a time, in order.
         """
-
-    def append_now(self, commit: AppendCommit) -> None:
-        """Store an append durably before returning; only backends that are ``inline``."""
-        raise NotImplementedError
 
     @abc.abstractmethod
     async def save_state(self, state: StreamState) -> None:
@@ -70,11 +87,11 @@ class Persistence(abc.ABC):
 
     @abc.abstractmethod
     async def save_access(self, accesses: Sequence[tuple[str, float]]) -> None:
-        """Record last-access times (sliding TTLs); best effort, batched."""
+        """Record last-access times ``(stream_id, when)`` (sliding TTLs); best effort, batched."""
 
     @abc.abstractmethod
     async def purge(self, state: StreamState) -> None:
-        """Remove a stream's state and bytes for good."""
+        """Remove a stream's state, bytes and snapshot for good."""
 
     @abc.abstractmethod
     async def read(
@@ -94,20 +111,23 @@ class Persistence(abc.ABC):
     async def is_boundary(self, stream_id: str, position: int) -> bool:
         """True when a stored chunk of this stream starts exactly at ``position``."""
 
-    # -- extensions: buckets, snapshots, retention ----------------------------
+    # -- buckets ------------------------------------------------------------------
 
+    @abc.abstractmethod
     async def load_buckets(self) -> list[tuple[str, float]]:
         """Every stored bucket as ``(bucket_id, created_at)``."""
-        return []
 
+    @abc.abstractmethod
     async def save_bucket(self, bucket_id: str, created_at: float) -> None:
         """Store a new bucket durably."""
-        raise NotImplementedError(f"{type(self).__name__} does not store buckets")
 
+    @abc.abstractmethod
     async def drop_bucket(self, bucket_id: str) -> None:
         """Remove a bucket durably."""
-        raise NotImplementedError(f"{type(self).__name__} does not store buckets")
 
+    # -- snapshots and retention ----------------------------------------------------
+
+    @abc.abstractmethod
     async def save_snapshot(self, state: StreamState, data: bytes) -> None:
         """Store ``state.snapshot``'s blob and ``state.earliest_offset`` durably, together.
 
@@ -115,12 +135,12 @@ class Persistence(abc.ABC):
         those two fields of the state change here: appends run concurrently.
         ``open()`` must restore both fields.
         """
-        raise NotImplementedError(f"{type(self).__name__} does not store snapshots")
 
+    @abc.abstractmethod
     async def load_snapshot(self, stream_id: str, offset: int) -> bytes:
         """The stored blob of the stream's snapshot at ``offset``."""
-        raise NotImplementedError(f"{type(self).__name__} does not store snapshots")
 
+    @abc.abstractmethod
     async def reclaim_before(self, stream_id: str, before: int) -> None:
         """Free the space of chunks that end at or before ``before``, crash-safely.
 
@@ -130,4 +150,19 @@ class Persistence(abc.ABC):
         below the earliest offset are refused by the engine, so this may run
         lazily, but it must never remove data at or after ``before``.
         """
-        raise NotImplementedError(f"{type(self).__name__} does not reclaim space")
+
+
+class InlinePersistence(Persistence):
+    """A backend that stores an append at once, without suspending (the memory backend).
+
+    The engine then appends with plain calls: no lock, no task to protect the
+    write from cancellation, no coroutine (what keeps the in-memory append
+    path at its speed). Implement ``append_now``; ``append`` is derived.
+    """
+
+    @abc.abstractmethod
+    def append_now(self, commit: AppendCommit) -> None:
+        """Store an append before returning, without suspending."""
+
+    async def append(self, commit: AppendCommit) -> None:
+        self.append_now(commit)

@@ -1,25 +1,38 @@
-"""The thin HTTP layer of the stream hot paths: a request view and a reply, straight on ASGI.
+"""Requests and replies straight on ASGI: the request view, the one body reader, the reply.
 
 Appends and reads are nearly all of the traffic; serving them without a
 framework's per-request machinery (routing tables, request objects,
 response classes, middleware stacks) is what lets one Python process keep
-up with the Node reference server. Everything else stays on Litestar.
+up with the Node reference server. Litestar's handlers read bodies with
+the same reader (``read_body``), so one set of limits applies everywhere.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ds_server.routes._body import check_declared_length
+from ds_server.protocol.errors import BadRequest
 from ds_server.stores.errors import PayloadTooLarge
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from litestar import Request
     from litestar.types import HTTPScope, Receive, Send
 
     from ds_server.connection import Connection
+
+
+def check_declared_length(declared: str | None, limit: int) -> None:
+    """400 for a malformed Content-Length, 413 for one over ``limit``, before reading."""
+    if declared is None:
+        return
+    if not declared.isascii() or not declared.isdigit():
+        raise BadRequest("malformed Content-Length")
+    # Bounded length first: int() refuses strings of thousands of digits.
+    if len(declared) > 18 or int(declared) > limit:
+        raise PayloadTooLarge(f"body exceeds {limit} bytes")
 
 
 class HttpRequest:
@@ -43,14 +56,18 @@ class HttpRequest:
         }
 
     async def body(self, limit: int) -> bytes:
-        """The whole body; 413 as soon as it is known to exceed ``limit`` bytes."""
+        """The whole body; 413 as soon as it is known to exceed ``limit`` bytes.
+
+        Never buffers more than ``limit``. A body cut short by the client
+        leaving is refused (400), never handed on in part.
+        """
         check_declared_length(self.headers.get("content-length"), limit)
         parts: list[bytes] = []
         size = 0
         while True:
             message = await self._receive()
             if message["type"] != "http.request":
-                break  # the client went away
+                raise BadRequest("the client left before its body was complete")
             part = message.get("body", b"")
             if part:
                 size += len(part)
@@ -66,6 +83,11 @@ class HttpRequest:
         return absolute_url(self.scope, self.headers.get("host"))
 
 
+async def read_body(request: Request[Any, Any, Any], limit: int) -> bytes:
+    """A Litestar request's body, read as the stream operations read theirs."""
+    return await HttpRequest(request.scope, request.receive).body(limit)
+
+
 def absolute_url(scope: HTTPScope, host: str | None) -> str:
     """The absolute URL of a request (without query), percent-encoded as the client sent it."""
     raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
@@ -78,13 +100,13 @@ def absolute_url(scope: HTTPScope, host: str | None) -> str:
 
 
 class SendSlot:
-    """Where the dispatcher leaves the ASGI ``send`` of a streamed reply, and its connection.
+    """Where the edge leaves the ASGI ``send`` of a streamed reply, and its connection.
 
     An SSE body hands them to the stream's fan-out group, which then writes
     to this client directly while the body itself sleeps, as long as the
     connection takes each write at once. A body given a connection here
-    ends by itself once the connection is lost, so the dispatcher needs no
-    task of its own to watch for the client leaving.
+    ends by itself once the connection is lost, so the edge needs no task
+    of its own to watch for the client leaving.
     """
 
     __slots__ = ("connection", "send")

@@ -1,0 +1,26 @@
+"""The storage backends by name (``DS_STORAGE__MODE``): a lazy ``module:Class`` table.
+
+Names only, so settings can check a mode without importing any backend;
+``stores.registry.open_store`` imports the one chosen.
+"""
+
+from __future__ import annotations
+
+BACKENDS: dict[str, str] = {
+    "memory": "ds_server.stores.memory:MemoryStore",
+    "file-durable": "ds_server.stores.file:FileDurableStore",
+    "file-fast": "ds_server.stores.file:FileFastStore",
+    "sqlite": "ds_server.stores.sqlite:SqliteStore",
+}
+# Backends that keep nothing on disk: DS_STORAGE__DATA_DIR means nothing to them.
+WITHOUT_DATA_DIR = frozenset({"memory"})
+
+
+def known_backends() -> str:
+    """The backend names, for messages: ``file-durable, file-fast, memory, sqlite``."""
+    return ", ".join(sorted(BACKENDS))
+
+
+def uses_data_dir(mode: str) -> bool:
+    """Whether the backend ``mode`` stores under DS_STORAGE__DATA_DIR."""
+    return mode not in WITHOUT_DATA_DIR

@@ -1,0 +1,243 @@
+"""The one ASGI layer in front of every request.
+
+In this order, for every HTTP request: the per-request hooks are told it
+started; a guard (gateway authorization, when enabled) may refuse it; a
+CORS preflight is answered; a stream operation (``Handler``: the
+dispatcher of ``routes/dispatch.py``) is served straight on ASGI;
+anything else goes to the app (Litestar). Every response, whoever made it,
+gets its security and CORS headers here (``cors.Cors``) and is reported to
+the hooks, which is where logging and metrics hook in.
+
+Hooks keep per-request values in the ASGI scope, never in context
+variables: the HTTP protocol serves a connection's requests in one task
+(see ``http_protocol.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+from ds_server.connection import connection_of
+from ds_server.edge.http import HttpRequest
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Sequence
+
+    from litestar.types import ASGIApp, HTTPScope, Message, Receive, Scope, Send
+
+    from ds_server.connection import Connection
+    from ds_server.edge.cors import Cors
+    from ds_server.edge.http import Reply
+
+log = logging.getLogger("ds_server")
+
+_NO_LENGTH = frozenset({204, 304})
+RouteT = TypeVar("RouteT")
+
+
+class Handler(Protocol[RouteT]):
+    """Requests served on ASGI directly, before the app: the stream operations."""
+
+    def route(self, scope: HTTPScope) -> RouteT | None:
+        """What ``serve`` needs to serve this request, or None to leave it to the app."""
+
+    async def serve(self, route: RouteT, request: HttpRequest) -> Reply:
+        """The reply, errors included (never raises)."""
+
+
+class Guard(Protocol):
+    """Decides, before anything is served, whether a request may be."""
+
+    def check(self, scope: HTTPScope) -> Reply | None:
+        """None to let the request through (the scope may be amended), else the refusal."""
+
+
+class RequestHooks(Protocol):
+    """Told about every HTTP request: for logging and metrics."""
+
+    def request_started(self, scope: HTTPScope) -> None: ...
+
+    def response_started(self, scope: HTTPScope, status: int) -> None: ...
+
+    def request_finished(self, scope: HTTPScope) -> None:
+        """The response is complete, or the request ended without one."""
+
+
+class Edge:
+    """The ASGI application the server runs: the layer above, around ``handler`` and ``app``."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        handler: Handler[Any],
+        cors: Cors,
+        *,
+        guard: Guard | None = None,
+        hooks: Sequence[RequestHooks] = (),
+    ) -> None:
+        self._app = app
+        self._handler = handler
+        self._cors = cors
+        self._guard = guard
+        self._hooks = tuple(hooks)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind: str = scope["type"]
+        if kind != "http":
+            if kind == "websocket":
+                # No WebSocket surface; closing before accept answers 403.
+                await send({"type": "websocket.close", "code": 1008, "reason": ""})
+                return
+            await self._app(scope, receive, send)  # lifespan
+            return
+        http_scope = cast("HTTPScope", scope)
+        hooks = self._hooks
+        for hook in hooks:
+            hook.request_started(http_scope)
+        try:
+            if self._guard is not None:
+                refusal = self._guard.check(http_scope)
+                if refusal is not None:
+                    await self._send_reply(refusal, http_scope, receive, send, _origin(http_scope))
+                    return
+            route = self._handler.route(http_scope)
+            if route is not None:
+                request = HttpRequest(http_scope, receive)
+                reply = await self._handler.serve(route, request)
+                origin = request.headers.get("origin")
+                # A live read lasts minutes: don't hold the parsed request meanwhile.
+                del request
+                await self._send_reply(reply, http_scope, receive, send, origin)
+                return
+            origin = _origin(http_scope)
+            if origin is not None and http_scope["method"] == "OPTIONS":
+                await self._preflight(http_scope, send, origin)
+                return
+            await self._app(scope, receive, self._headed(send, http_scope, origin))
+        finally:
+            for hook in hooks:
+                hook.request_finished(http_scope)
+
+    def _headed(self, send: Send, scope: HTTPScope, origin: str | None) -> Send:
+        """``send`` with this layer's headers added to the response start."""
+        cors, hooks = self._cors, self._hooks
+
+        async def send_headed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                cors.add_headers(headers, origin)
+                message["headers"] = headers
+                for hook in hooks:
+                    hook.response_started(scope, message["status"])
+            await send(message)
+
+        return send_headed
+
+    async def _preflight(self, scope: HTTPScope, send: Send, origin: str) -> None:
+        requested = None
+        for name, value in scope["headers"]:
+            if name == b"access-control-request-headers":
+                requested = value.decode("latin-1")
+        status, headers = self._cors.preflight(origin, requested)
+        await self._start(scope, send, status, headers)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _start(
+        self, scope: HTTPScope, send: Send, status: int, headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        for hook in self._hooks:
+            hook.response_started(scope, status)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+
+    async def _send_reply(
+        self, reply: Reply, scope: HTTPScope, receive: Receive, send: Send, origin: str | None
+    ) -> None:
+        headers = [
+            (name.encode("latin-1"), value.encode("latin-1"))
+            for name, value in reply.headers.items()
+        ]
+        self._cors.add_headers(headers, origin)
+        if reply.stream is None and reply.status not in _NO_LENGTH:
+            headers.append((b"content-length", str(len(reply.body)).encode()))
+        if self._hooks:
+            await self._start(scope, send, reply.status, headers)
+        else:
+            # Sent here rather than through _start: one coroutine less per request.
+            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        if reply.stream is None:
+            await send({"type": "http.response.body", "body": reply.body, "more_body": False})
+        else:
+            del headers
+            await _stream_until_disconnect(reply, scope, receive, send)
+
+
+def _origin(scope: HTTPScope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"origin":
+            return value.decode("latin-1")
+    return None
+
+
+async def _stream_until_disconnect(
+    reply: Reply, scope: HTTPScope, receive: Receive, send: Send
+) -> None:
+    """Send the body stream until it ends or the client goes away, whichever is first."""
+    stream = reply.stream
+    assert stream is not None
+    connection = connection_of(scope)
+    slot = reply.send_slot
+    if slot is not None:
+        slot.send = send
+        slot.connection = connection
+        if connection is not None:
+            # The body ends itself when the client goes (see SendSlot): pumped
+            # in this task, with no watcher, ~2 KiB less per live connection.
+            try:
+                await _pump(stream, send, connection)
+            except Exception:
+                log.exception("stream response failed")
+            finally:
+                await _close(stream)
+            return
+
+    pumping = asyncio.ensure_future(_pump(stream, send, connection))
+    watching = asyncio.ensure_future(_watch(receive))
+    try:
+        await asyncio.wait({pumping, watching}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (pumping, watching):
+            task.cancel()
+        try:
+            # Both have ended when this returns; a failed pump is logged below.
+            # (Not `with suppress(...): await task` per task: compiled with
+            # mypyc, that let the swallowed CancelledError escape.)
+            await asyncio.gather(pumping, watching, return_exceptions=True)
+        finally:
+            await _close(stream)
+    if pumping.done() and not pumping.cancelled() and pumping.exception() is not None:
+        log.error("stream response failed", exc_info=pumping.exception())
+
+
+async def _pump(stream: AsyncIterator[bytes], send: Send, connection: Connection | None) -> None:
+    async for chunk in stream:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if connection is not None and connection.lost:
+            # Sends to a lost connection return at once; without this a
+            # reader far behind would be read and framed to its end for nobody.
+            return
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _watch(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _close(stream: AsyncIterator[bytes]) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(Exception):
+            await aclose()

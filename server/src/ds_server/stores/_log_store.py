@@ -1,0 +1,91 @@
+"""The Store every backend is: the stream engine with buckets and snapshots composed on it.
+
+A backend subclasses ``LogStore`` only to give it its ``Persistence`` and a
+``from_settings`` (see ``memory.py``); everything else is shared.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ds_server.stores._bootstrap import open_bootstrap
+from ds_server.stores._buckets import Buckets
+from ds_server.stores._engine import Engine
+from ds_server.stores._snapshots import Snapshots
+
+if TYPE_CHECKING:
+    from ds_server.live import LiveNotifier
+    from ds_server.stores.base import (
+        BootstrapStart,
+        BucketInfo,
+        ReadResult,
+        Retention,
+        SnapshotInfo,
+        StreamListing,
+    )
+    from ds_server.stores.persistence import Persistence
+
+
+class LogStore(Engine):
+    """A complete Store over ``persistence``."""
+
+    def __init__(
+        self, live: LiveNotifier, persistence: Persistence, *, max_stream_bytes: int
+    ) -> None:
+        super().__init__(live, persistence, max_stream_bytes=max_stream_bytes)
+        self.buckets = Buckets(self, persistence)
+        self.snapshots = Snapshots(self, persistence, max_bytes=max_stream_bytes)
+
+    async def start(self) -> None:
+        await self.buckets.load()
+        await super().start()
+
+    # -- whole-message reads and bootstrap ---------------------------------------
+
+    async def read_messages(
+        self, path: str, start: int, max_bytes: int, *, retention: Retention | None = None
+    ) -> ReadResult:
+        entry = await self.lookup(path, touch=True)
+        retained = retention is not None and retention.holds(entry.state.stream_id, start)
+        return await self.read_from(
+            entry, entry.info(), start, max_bytes, whole=True, retained=retained
+        )
+
+    async def begin_bootstrap(self, path: str, max_bytes: int) -> BootstrapStart:
+        return await open_bootstrap(self, path, max_bytes)
+
+    async def retain(self, path: str, start: int) -> Retention:
+        """Hold the stream's data from ``start`` on until :meth:`release`."""
+        return await self.snapshots.retain(path, start)
+
+    async def release(self, retention: Retention) -> None:
+        await self.snapshots.release(retention)
+
+    # -- buckets -------------------------------------------------------------------
+
+    async def create_bucket(self, bucket_id: str) -> BucketInfo:
+        return await self.buckets.create(bucket_id)
+
+    async def get_bucket(self, bucket_id: str) -> BucketInfo:
+        return self.buckets.get(bucket_id)
+
+    async def delete_bucket(self, bucket_id: str) -> None:
+        await self.buckets.delete(bucket_id)
+
+    async def list_bucket_streams(
+        self, bucket_id: str, *, prefix: str, after: str | None, limit: int
+    ) -> StreamListing:
+        return self.buckets.list_streams(bucket_id, prefix=prefix, after=after, limit=limit)
+
+    # -- snapshots -----------------------------------------------------------------
+
+    async def publish_snapshot(
+        self, path: str, offset: int, content_type: str, data: bytes
+    ) -> SnapshotInfo:
+        return await self.snapshots.publish(path, offset, content_type, data)
+
+    async def read_snapshot(self, path: str, offset: int) -> tuple[SnapshotInfo, bytes]:
+        return await self.snapshots.read(path, offset)
+
+    async def delete_snapshot(self, path: str, offset: int) -> None:
+        await self.snapshots.delete(path, offset)
