@@ -113,19 +113,32 @@ async def test_kill9_of_ds_server_with_readers_and_producers_running(
             for reader in readers
         ]
 
+        read_at_kill: list[int] = []
+
         async def crash() -> None:
+            read_at_kill.extend(len(reader.messages) for reader in readers)
             e2e.stack.server.kill()  # SIGKILL of the real process
             await asyncio.to_thread(e2e.stack.server.start)
 
+        def mid_stream() -> bool:
+            # Every reader live on the server about to die (it has read), every
+            # producer a third of the way through.
+            return min(p.seq for p in producers) >= per_stream // 3 and all(
+                reader.messages for reader in readers
+            )
+
         await asyncio.gather(
             _produce(producers, per_stream, batch=1, pause=0.02),
-            _when(lambda: min(p.seq for p in producers) >= per_stream // 3, crash),
+            _when(mid_stream, crash),
         )
         await asyncio.gather(*reading)
 
     expected = _keys(session, streams, per_stream)
     assert sum(p.retries for p in producers) > 0, "the kill hit no append in flight"
-    assert sum(r.reconnects for r in readers) > 0, "no reader was cut off"
+    # Cut off mid-stream, whether the client resumed inside follow() (its own
+    # SSE reconnect) or by a new read_until round (counted in reconnects).
+    assert all(read_at_kill), "a reader was not yet reading when the server died"
+    assert sum(read_at_kill) < streams * per_stream, "the readers had everything before the kill"
     read = {
         f"sessions/{session}-{s}": [m["key"] for m in r.messages] for s, r in enumerate(readers)
     }
