@@ -83,13 +83,15 @@ typecheck: $(VENV)/.synced ## mypy --strict on the sources
 # an event loop other asyncio tests can't share) and e2e (one whole stack).
 # Each one's output is printed when it ends.
 PYTEST_WORKERS ?= 3
+# pyproject's testpaths without spark/tests and e2e (--ignore can't drop a testpaths entry).
+SPREAD_TESTS := server/tests proxy/tests client/tests bench/tests stack/tests sync/tests tests
 PYTEST_ARGS ?=
 
 unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests
 	@$(MAKE) --no-print-directory -j4 --output-sync=target unit-spread unit-spark unit-browser unit-e2e
 
 unit-spread: $(VENV)/.synced
-	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --ignore=spark/tests --ignore=proxy/tests/browser --ignore=e2e $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) $(SPREAD_TESTS) --ignore=proxy/tests/browser $(PYTEST_ARGS)
 
 unit-spark: $(VENV)/.synced
 	$(VENV)/bin/pytest -q spark/tests $(PYTEST_ARGS)
