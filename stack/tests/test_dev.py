@@ -71,7 +71,9 @@ def _running(state: Path, chosen: dict[str, int], log: Path) -> Iterator[subproc
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
         try:
-            launcher.wait(timeout=60)
+            # A hang guard, not a speed check: the components stop one after
+            # another, each with up to 10 s before SIGKILL, on a busy machine.
+            launcher.wait(timeout=180)
         finally:
             if launcher.poll() is None:
                 launcher.kill()
