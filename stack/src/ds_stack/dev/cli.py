@@ -102,7 +102,10 @@ class _Printer:
 def run(config: StackConfig) -> int:
     """Start the stack, watch it until Ctrl-C (or a component exits), stop it; the exit status."""
     # A closed terminal (SIGHUP) or `kill` (SIGTERM) stops the stack as Ctrl-C does.
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    # SIGINT too, explicitly: a process started in the background by a
+    # non-interactive shell inherits SIGINT ignored, and Python then never
+    # turns it into KeyboardInterrupt, so Ctrl-C sent to its group would do nothing.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop_on_signal)
     lock = StateLock(config.state)
     try:
