@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from ds_sync.events import extract
 
 from ds_spark.analytics.columns import APPEND, DELETE, OPERATION_KINDS, UPSERT
 from ds_spark.errors import SnapshotError
-from ds_spark.events import event_fields
 
 SNAPSHOT_FORMAT = "ds-session-state/1"
 State = dict[str, dict[str, Any]]
@@ -27,21 +27,21 @@ _decoder = msgspec.json.Decoder()
 
 def apply_message(state: State, message: Any) -> None:
     """Fold one decoded message into ``state`` (in place)."""
-    fields = event_fields(message)
-    if fields.type is None or fields.key is None or fields.operation is None:
+    fields = extract(message)
+    if fields.event_type is None or fields.event_key is None or fields.operation is None:
         return
     kind = OPERATION_KINDS.get(fields.operation)
     value = message.get("value")
     if kind == UPSERT:
-        state.setdefault(fields.type, {})[fields.key] = value
+        state.setdefault(fields.event_type, {})[fields.event_key] = value
     elif kind == DELETE:
-        entries = state.get(fields.type)
+        entries = state.get(fields.event_type)
         if entries is not None:
-            entries.pop(fields.key, None)
+            entries.pop(fields.event_key, None)
             if not entries:
-                del state[fields.type]
-    elif kind == APPEND and fields.type == "chunk":
-        _append_chunk(state.setdefault("message", {}), fields.key, value)
+                del state[fields.event_type]
+    elif kind == APPEND and fields.event_type == "chunk":
+        _append_chunk(state.setdefault("message", {}), fields.event_key, value)
 
 
 def _append_chunk(messages: dict[str, Any], key: str, chunk: Any) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from ds_sync.events import extract
 
 from ds_spark.errors import StreamError
-from ds_spark.events import NO_FIELDS, event_fields
 from ds_spark.offsets import format_offset
 
 if TYPE_CHECKING:
@@ -57,14 +57,14 @@ def message_row(path: str, batch_start: str, index: int, raw: bytes) -> EventRow
         message: Any = _decoder.decode(raw)
     except msgspec.DecodeError:
         raise StreamError(f"stream {path} holds a message that is not JSON") from None
-    fields = event_fields(message) if isinstance(message, dict) else NO_FIELDS
+    fields = extract(message)
     payload = raw.decode("utf-8", "replace")
     return (
         path,
         batch_start,
         index,
-        fields.type,
-        fields.key,
+        fields.event_type,
+        fields.event_key,
         fields.operation,
         fields.event_time,
         payload,
