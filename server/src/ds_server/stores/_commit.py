@@ -25,6 +25,7 @@ class AppendCommit:
         "start",
         "stream_id",
         "stream_seq",
+        "version",
         "writer",
     )
 
@@ -39,6 +40,11 @@ class AppendCommit:
         stream_seq: str | None,
         close: bool,
         last_access: float,
+        # The stream's state version once this commit is applied. A backend
+        # shared by several processes stores the commit only if its stored
+        # version is ``version - 1`` (else ``StaleStream``): the decision was
+        # taken on the latest state.
+        version: int = 0,
     ) -> None:
         self.stream_id = stream_id
         self.start = start
@@ -49,3 +55,4 @@ class AppendCommit:
         self.stream_seq = stream_seq
         self.close = close
         self.last_access = last_access
+        self.version = version

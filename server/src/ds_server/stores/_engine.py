@@ -94,6 +94,7 @@ class _Mark:
     closed_by: ProducerClaim | None
     producers: dict[str, ProducerState]
     writer_seqs: dict[str, str]
+    version: int
 
     @classmethod
     def of(cls, state: StreamState) -> _Mark:
@@ -103,6 +104,7 @@ class _Mark:
             state.closed_by,
             dict(state.producers),
             dict(state.writer_seqs),
+            state.version,
         )
 
     def restore(self, state: StreamState) -> None:
@@ -111,6 +113,7 @@ class _Mark:
         state.closed_by = self.closed_by
         state.producers = dict(self.producers)
         state.writer_seqs = dict(self.writer_seqs)
+        state.version = self.version
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -314,6 +317,7 @@ class Engine(Store):
             stream_seq=request.stream_seq,
             close=decision.close,
             last_access=state.last_access,
+            version=state.version + 1,
         )
         return decision, commit
 
@@ -516,10 +520,12 @@ class Engine(Store):
         """Delete, or soft-delete while forks still read the data."""
         if entry.state.fork_refs > 0:
             entry.state.soft_deleted = True
+            entry.state.version += 1
             try:
                 await self._persistence.save_state(entry.state)
             except BaseException:
                 entry.state.soft_deleted = False
+                entry.state.version -= 1
                 raise
         else:
             await self._purge(entry)

@@ -56,6 +56,10 @@ class StreamState:
     earliest_offset: int = 0
     snapshot: SnapshotInfo | None = None
     last_write: float = 0.0
+    # Bumped by every durable change of the state (append, close, soft delete;
+    # not snapshots, which only touch their own fields): what a backend shared
+    # by several processes checks to refuse a write decided on a stale state.
+    version: int = 0
     _is_json: bool = field(init=False, repr=False, compare=False)
 
     @property
@@ -198,3 +202,4 @@ def apply_decision(state: StreamState, request: AppendRequest, decision: AppendD
         state.closed_by = decision.producer
     if decision.messages:
         state.last_write = state.last_access
+    state.version += 1

@@ -130,3 +130,13 @@ class SnapshotConflict(StoreError):
     """A snapshot beyond the tail, or deleting the latest (bootstrap needs it)."""
 
     reason = "snapshot conflict"
+
+
+class StaleStream(StoreError):
+    """A shared backend refused a write decided on an outdated state of the stream.
+
+    Another process changed the stream first. The engine reloads the stream's
+    state and decides the write again; clients never see this error.
+    """
+
+    reason = "the stream changed in another process; retry"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from ds_server.stores._commit import AppendCommit
     from ds_server.stores._rules import StreamState
@@ -166,3 +166,46 @@ class InlinePersistence(Persistence):
 
     async def append(self, commit: AppendCommit) -> None:
         self.append_now(commit)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamChange:
+    """A change of the stored catalog, as a shared backend announces it to every process."""
+
+    # "create", "append", "state" (soft delete), "snapshot", "purge" or "bucket".
+    kind: str
+    stream_id: str  # the bucket id for "bucket"
+    path: str
+    version: int  # the stream's state version after the change
+    tail: int
+    closed: bool
+    origin: str  # ``SharedPersistence.origin`` of the process that made it
+
+
+class SharedPersistence(Persistence):
+    """A backend several ds-server processes use at once (the postgres one).
+
+    Each process's engine then treats its states as a cache: writes carry the
+    version they were decided on (``AppendCommit.version``) and fail with
+    ``StaleStream`` if another process changed the stream first; readers
+    reload what another process changed, learning of it from ``listen``.
+    """
+
+    # Unique per process (per open persistence): tells a process its own changes.
+    origin: str
+
+    @abc.abstractmethod
+    async def load_stream(self, path: str) -> StreamState | None:
+        """The stored state of the stream at ``path`` (soft-deleted included), or None."""
+
+    @abc.abstractmethod
+    async def stream_version(self, stream_id: str) -> int | None:
+        """The stored state version of a stream, or None once it is purged."""
+
+    @abc.abstractmethod
+    async def listen(self, on_change: Callable[[StreamChange | None], None]) -> None:
+        """Call ``on_change`` for every change any process commits, from now on, in commit order.
+
+        Returns once listening. ``None`` means changes may have been missed (the
+        connection was lost and is back): the caller resynchronises.
+        """
