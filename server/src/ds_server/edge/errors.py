@@ -46,12 +46,15 @@ _STATUS: Mapping[type[e.StoreError], int] = {
     e.BucketNotEmpty: 409,
     e.SnapshotNotFound: 404,
     e.SnapshotConflict: 409,
+    e.StaleStream: 503,
 }
 
 
 def _extra_headers(error: e.StoreError) -> dict[str, str]:
     if isinstance(error, e.StreamClosed):
         return {h.STREAM_CLOSED: h.TRUE, h.STREAM_NEXT_OFFSET: format_offset(error.tail)}
+    if isinstance(error, e.StaleStream):
+        return {"Retry-After": "1"}
     if isinstance(error, e.ProducerFenced):
         return {h.PRODUCER_EPOCH: str(error.current_epoch)}
     if isinstance(error, e.SequenceGap):

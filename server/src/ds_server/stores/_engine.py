@@ -31,6 +31,7 @@ from ds_server.stores import _rules
 from ds_server.stores._commit import AppendCommit
 from ds_server.stores._forks import resolve_fork_offset
 from ds_server.stores._rules import StreamState
+from ds_server.stores._shared import MAX_ROUNDS, SharedCatalog
 from ds_server.stores.base import (
     AppendOutcome,
     AppendResult,
@@ -43,11 +44,13 @@ from ds_server.stores.errors import (
     InvalidOffset,
     OffsetGone,
     PayloadTooLarge,
+    StaleStream,
+    StoreError,
     StreamExists,
     StreamGone,
     StreamNotFound,
 )
-from ds_server.stores.persistence import InlinePersistence
+from ds_server.stores.persistence import InlinePersistence, SharedPersistence
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Iterable
@@ -76,6 +79,8 @@ class Entry:
     pending: asyncio.Future[None] | None = None
     # Bumped when a failed write rewinds the state; writes decided before are void.
     generation: int = 0
+    # Another process changed the stream (shared backends): reload before use.
+    stale: bool = False
 
     def info(self) -> StreamInfo:
         info = self.state.info()
@@ -138,6 +143,10 @@ class Engine(Store):
         self.catalog_lock = asyncio.Lock()
         self._touched: dict[str, float] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        # Set when other processes share the backend: states are then a cache.
+        self.shared = (
+            SharedCatalog(self, persistence) if isinstance(persistence, SharedPersistence) else None
+        )
 
     async def start(self) -> None:
         states = await self._persistence.open()
@@ -158,6 +167,8 @@ class Engine(Store):
                 and self._entries.get(state.path) is entry
             ):
                 await self._purge(entry)
+        if self.shared is not None:
+            await self.shared.start()
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
     async def stop(self) -> None:
@@ -171,6 +182,21 @@ class Engine(Store):
     # -- operations -------------------------------------------------------
 
     async def create(self, request: CreateRequest) -> CreateResult:
+        if self.shared is None:
+            return await self._create(request)
+        for _ in range(MAX_ROUNDS):
+            with contextlib.suppress(StreamNotFound):
+                await self.shared.refresh(request.path)
+            if request.fork is not None:
+                with contextlib.suppress(StreamNotFound):
+                    await self.shared.refresh(request.fork.source)
+            try:
+                return await self._create(request)
+            except StaleStream:
+                continue  # another process created the path meanwhile: compare with it
+        raise StaleStream()
+
+    async def _create(self, request: CreateRequest) -> CreateResult:
         async with self.catalog_lock:
             moment = self.clock()
             existing = self._entries.get(request.path)
@@ -230,6 +256,34 @@ class Engine(Store):
         return CreateResult(created=True, info=entry.info())
 
     async def append(self, request: AppendRequest) -> AppendResult:
+        if self.shared is None:
+            return await self._append(request)
+        shared = self.shared
+        path = request.path
+        for _ in range(MAX_ROUNDS):
+            entry = self._entries.get(path) or await shared.refresh(path)
+            try:
+                return await self._append(request)
+            except StaleStream:
+                entry.stale = True
+            except StoreError:
+                # Decided on the cache: an error must hold for the stored state too.
+                if self._entries.get(path) is entry and not entry.stale:
+                    stored = await self._persistence_version(entry)
+                    if stored == entry.state.version:
+                        raise
+                entry.stale = True
+            await shared.refresh(path)
+        raise StaleStream()
+
+    def _shared_persistence(self) -> SharedPersistence:
+        assert isinstance(self._persistence, SharedPersistence)
+        return self._persistence
+
+    async def _persistence_version(self, entry: Entry) -> int | None:
+        return await self._shared_persistence().stream_version(entry.state.stream_id)
+
+    async def _append(self, request: AppendRequest) -> AppendResult:
         path = request.path
         entry = self._unexpired(path, touch=True) or await self.lookup(path, touch=True)
         inline = self._inline_backend
@@ -384,6 +438,33 @@ class Engine(Store):
         """Every stream the engine holds (soft-deleted and expired ones included)."""
         return self._entries.values()
 
+    def entry_at(self, path: str) -> Entry | None:
+        """The stream the engine holds at ``path``, if any, as cached."""
+        return self._entries.get(path)
+
+    def hold(self, state: StreamState, base: Entry | None) -> Entry:
+        """Hold a stream another process stored (shared backends)."""
+        entry = Entry(state, base, state.tail)
+        self._entries[state.path] = entry
+        return entry
+
+    def forget(self, entry: Entry) -> None:
+        """Drop a stream another process purged from the cache (its storage is gone already)."""
+        if self._entries.get(entry.state.path) is entry:
+            del self._entries[entry.state.path]
+        self._touched.pop(entry.state.stream_id, None)
+
+    async def reload_all(self) -> None:
+        """Hold every stored stream not held yet (after missed changes)."""
+        for state in await self._shared_persistence().load_streams():
+            if state.path not in self._entries:
+                assert self.shared is not None
+                with contextlib.suppress(StreamNotFound):
+                    await self.shared.refresh(state.path)
+
+    async def reload_buckets(self) -> None:
+        """Re-read the buckets (another process changed them); LogStore has them."""
+
     # -- internals --------------------------------------------------------
 
     def _guard(self, entry: Entry, durable: Awaitable[None], mark: _Mark) -> asyncio.Future[None]:
@@ -410,6 +491,8 @@ class Engine(Store):
 
     async def lookup(self, path: str, *, touch: bool, catalog_locked: bool = False) -> Entry:
         """The live stream at ``path`` (``touch`` renews a sliding TTL); 404/410 otherwise."""
+        if self.shared is not None:
+            await self.shared.refresh(path)
         entry = self._unexpired(path, touch=touch)
         if entry is not None:
             return entry
@@ -518,7 +601,7 @@ class Engine(Store):
 
     async def _remove(self, entry: Entry) -> None:
         """Delete, or soft-delete while forks still read the data."""
-        if entry.state.fork_refs > 0:
+        if await self._has_forks(entry):
             entry.state.soft_deleted = True
             entry.state.version += 1
             try:
@@ -529,6 +612,13 @@ class Engine(Store):
                 raise
         else:
             await self._purge(entry)
+
+    async def _has_forks(self, entry: Entry) -> bool:
+        """Whether un-purged forks read the stream (any process's, on a shared backend)."""
+        persistence = self._persistence
+        if isinstance(persistence, SharedPersistence):
+            return await persistence.count_forks(entry.state.stream_id) > 0
+        return entry.state.fork_refs > 0
 
     async def _expire(self, entry: Entry) -> None:
         """Expire a stream (the catalog lock is held)."""
@@ -550,7 +640,7 @@ class Engine(Store):
             if base is None:
                 return
             base.state.fork_refs -= 1
-            current = base if base.state.fork_refs == 0 and base.state.soft_deleted else None
+            current = base if base.state.soft_deleted and not await self._has_forks(base) else None
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -568,6 +658,15 @@ class Engine(Store):
             for entry in list(self._entries.values()):
                 state = entry.state
                 if not state.soft_deleted and state.is_expired(moment):
+                    if self.shared is not None:
+                        # Another process may have renewed or removed it.
+                        with contextlib.suppress(StoreError):
+                            await self.shared.reload(entry)
+                        if self._entries.get(state.path) is not entry:
+                            continue
+                        state = entry.state
+                        if state.soft_deleted or not state.is_expired(moment):
+                            continue
                     await self._expire(entry)
         await self._flush_access()
 

@@ -40,6 +40,14 @@ class LogStore(Engine):
         await self.buckets.load()
         await super().start()
 
+    async def reload_buckets(self) -> None:
+        await self.buckets.load()
+
+    async def _catch_up(self) -> None:
+        """On a shared backend: see every change other processes committed before now."""
+        if self.shared is not None:
+            await self.shared.barrier()
+
     # -- whole-message reads and bootstrap ---------------------------------------
 
     async def read_messages(
@@ -52,6 +60,7 @@ class LogStore(Engine):
         )
 
     async def begin_bootstrap(self, path: str, max_bytes: int) -> BootstrapStart:
+        await self._catch_up()  # a snapshot published elsewhere moves the start
         return await open_bootstrap(self, path, max_bytes)
 
     async def retain(self, path: str, start: int) -> Retention:
@@ -64,17 +73,21 @@ class LogStore(Engine):
     # -- buckets -------------------------------------------------------------------
 
     async def create_bucket(self, bucket_id: str) -> BucketInfo:
+        await self._catch_up()
         return await self.buckets.create(bucket_id)
 
     async def get_bucket(self, bucket_id: str) -> BucketInfo:
+        await self._catch_up()
         return self.buckets.get(bucket_id)
 
     async def delete_bucket(self, bucket_id: str) -> None:
+        await self._catch_up()
         await self.buckets.delete(bucket_id)
 
     async def list_bucket_streams(
         self, bucket_id: str, *, prefix: str, after: str | None, limit: int
     ) -> StreamListing:
+        await self._catch_up()
         return self.buckets.list_streams(bucket_id, prefix=prefix, after=after, limit=limit)
 
     # -- snapshots -----------------------------------------------------------------
@@ -82,10 +95,13 @@ class LogStore(Engine):
     async def publish_snapshot(
         self, path: str, offset: int, content_type: str, data: bytes
     ) -> SnapshotInfo:
+        await self._catch_up()
         return await self.snapshots.publish(path, offset, content_type, data)
 
     async def read_snapshot(self, path: str, offset: int) -> tuple[SnapshotInfo, bytes]:
+        await self._catch_up()
         return await self.snapshots.read(path, offset)
 
     async def delete_snapshot(self, path: str, offset: int) -> None:
+        await self._catch_up()
         await self.snapshots.delete(path, offset)

@@ -203,6 +203,18 @@ class SharedPersistence(Persistence):
         """The stored state version of a stream, or None once it is purged."""
 
     @abc.abstractmethod
+    async def load_streams(self) -> list[StreamState]:
+        """Every stored stream's state, as ``open`` returns them (after missed changes)."""
+
+    @abc.abstractmethod
+    async def count_forks(self, stream_id: str) -> int:
+        """How many un-purged streams are forks of this one (any process's)."""
+
+    @abc.abstractmethod
+    async def barrier(self) -> None:
+        """Return once every change committed before the call was passed to ``on_change``."""
+
+    @abc.abstractmethod
     async def listen(self, on_change: Callable[[StreamChange | None], None]) -> None:
         """Call ``on_change`` for every change any process commits, from now on, in commit order.
 
