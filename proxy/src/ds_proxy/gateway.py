@@ -5,6 +5,7 @@ and replaces itself with Envoy (``exec``), so whoever launched it holds
 Envoy's own pid: its signals reach Envoy, and the port it listens on is
 owned by that pid. ``--offer-dev-token`` adds the route that answers the
 session viewer's dev token (``ds_proxy.dev_token``; a dev stack only).
+Repeat ``--upstream-port`` for several ds-server replicas (``make dev-cluster``).
 """
 
 from __future__ import annotations
@@ -12,10 +13,17 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ds_proxy import envoy_config as ec
 from ds_proxy.dev_token import mint_dev_token, with_dev_token
 from ds_proxy.paths import DEV_CONFIG, envoy_binary
+from ds_proxy.replicas import POLICIES, replicate
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+LOOPBACK = "127.0.0.1"
 
 
 def envoy_argv(config_path: Path, *, concurrency: int = 2, log_level: str = "warn") -> list[str]:
@@ -40,17 +48,24 @@ def render(
     config_out: Path,
     *,
     listen_port: int,
-    upstream_port: int,
+    upstream_ports: Sequence[int],
     admin_port: int,
     offer_dev_token: bool = False,
+    balance: str = "MAGLEV",
 ) -> Path:
-    """Write the dev config, on these loopback ports, to ``config_out``."""
+    """Write the dev config, on these loopback ports, to ``config_out``.
+
+    Several upstream ports: ds-server replicas on one shared store, balanced
+    and health-checked (``ds_proxy.replicas``).
+    """
     config = ec.localize(
         ec.load(DEV_CONFIG),
         listen_port=listen_port,
-        upstream_port=upstream_port,
+        upstream_port=upstream_ports[0],
         admin_port=admin_port,
     )
+    if len(upstream_ports) > 1:
+        config = replicate(config, [(LOOPBACK, port) for port in upstream_ports], policy=balance)
     if offer_dev_token:
         # Only this rendered copy gets the route; no committed config holds it.
         config = with_dev_token(config, mint_dev_token())
@@ -62,7 +77,18 @@ def main(argv: list[str] | None = None) -> None:
     """Render the config, then become Envoy."""
     parser = argparse.ArgumentParser(prog="python -m ds_proxy.gateway", description=__doc__)
     parser.add_argument("--listen-port", type=int, default=8080)
-    parser.add_argument("--upstream-port", type=int, default=4437)
+    parser.add_argument(
+        "--upstream-port",
+        type=int,
+        action="append",
+        help="a ds-server port (repeat for replicas on one shared store; default 4437)",
+    )
+    parser.add_argument(
+        "--balance",
+        choices=POLICIES,
+        default="MAGLEV",
+        help="how requests spread over several replicas (default: by stream path)",
+    )
     parser.add_argument("--admin-port", type=int, default=9901)
     parser.add_argument("--config-out", type=Path, required=True)
     parser.add_argument("--concurrency", type=int, default=2)
@@ -76,9 +102,10 @@ def main(argv: list[str] | None = None) -> None:
     path = render(
         args.config_out,
         listen_port=args.listen_port,
-        upstream_port=args.upstream_port,
+        upstream_ports=args.upstream_port or [4437],
         admin_port=args.admin_port,
         offer_dev_token=args.offer_dev_token,
+        balance=args.balance,
     )
     command = envoy_argv(path, concurrency=args.concurrency, log_level=args.log_level)
     os.execv(command[0], command)
