@@ -46,6 +46,7 @@ setup: $(VENV)/.synced conformance/node_modules/.installed $(CHROMIUM) ## Instal
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
 DEV_DIR ?= .dev
+DEV_CLUSTER_DIR ?= .dev-cluster
 dev_flag = $(if $(filter command line,$(origin $(1))),$(2) $($(1)))
 DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,SERVER_PORT,--server-port) $(call dev_flag,ADMIN_PORT,--admin-port) \
@@ -54,6 +55,12 @@ DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 
 dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT=)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
+
+dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
+	@$(PY) -m ds_stack.dev $(subst --state-dir $(DEV_DIR),--state-dir $(DEV_CLUSTER_DIR),$(DEV_FLAGS)) --replicas 3
+
+dev-cluster-reset: $(VENV)/.synced ## Delete the dev cluster's data in .dev-cluster/
+	@$(PY) -m ds_stack.dev --state-dir $(DEV_CLUSTER_DIR) reset
 
 dev-reset: $(VENV)/.synced ## Delete the dev stack's data in .dev/ (streams, Postgres, logs); refuses while `make dev` runs
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) reset

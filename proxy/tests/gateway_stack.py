@@ -95,7 +95,7 @@ class GatewayStack:
         self.envoy = Process(
             components.gateway(
                 listen_port=self.listen_port,
-                upstream_port=self.server_port,
+                upstream_ports=[self.server_port],
                 admin_port=self.admin_port,
                 config_path=workdir / "envoy.yaml",
                 log_path=workdir / "envoy.log",

@@ -116,7 +116,7 @@ def test_envoy_needs_its_listener_port_free(tmp_path: Path) -> None:
         gateway = Process(
             components.gateway(
                 listen_port=taken,
-                upstream_port=free_port(),
+                upstream_ports=[free_port()],
                 admin_port=free_port(),
                 config_path=tmp_path / "envoy.yaml",
             )

@@ -34,7 +34,7 @@ class Gateway:
         self._envoy = Process(
             components.gateway(
                 listen_port=self.port,
-                upstream_port=upstream_port,
+                upstream_ports=[upstream_port],
                 admin_port=free_port(),
                 config_path=logs / "envoy.yaml",
                 log_path=logs / "envoy.log",

@@ -51,7 +51,7 @@ def viewer_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewerSta
     gateway = Process(
         components.gateway(
             listen_port=listen,
-            upstream_port=server_port,
+            upstream_ports=[server_port],
             admin_port=admin_port,
             config_path=logs / "envoy.yaml",
             log_path=logs / "envoy.log",

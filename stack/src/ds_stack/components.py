@@ -32,6 +32,7 @@ def ds_server(
     log_path: Path | None = None,
     log_level: str = "warning",
     ready_timeout_secs: float = 60.0,
+    name: str = "ds-server",
 ) -> ProcessSpec:
     """ds-server on 127.0.0.1:``port``; ``env`` adds to (or overrides) this process's."""
     child_env = {
@@ -43,7 +44,7 @@ def ds_server(
     }
     command = argv or (sys.executable, "-m", "ds_server", "--log-level", log_level)
     return ProcessSpec(
-        name="ds-server",
+        name=name,
         argv=tuple(command),
         env=child_env,
         ready_url=f"http://{LOOPBACK}:{port}/healthz",
@@ -55,13 +56,14 @@ def ds_server(
 def gateway(
     *,
     listen_port: int,
-    upstream_port: int,
+    upstream_ports: Sequence[int],
     admin_port: int,
     config_path: Path,
     log_path: Path | None = None,
     concurrency: int = 2,
     log_level: str = "warn",
     offer_dev_token: bool = False,
+    balance: str = "MAGLEV",
 ) -> ProcessSpec:
     """Envoy with the committed development config on these ports (rendered to ``config_path``).
 
@@ -73,7 +75,8 @@ def gateway(
         "-m",
         "ds_proxy.gateway",
         *("--listen-port", str(listen_port)),
-        *("--upstream-port", str(upstream_port)),
+        *(arg for port in upstream_ports for arg in ("--upstream-port", str(port))),
+        *("--balance", balance),
         *("--admin-port", str(admin_port)),
         *("--config-out", str(config_path)),
         *("--concurrency", str(concurrency)),

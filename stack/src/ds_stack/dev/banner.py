@@ -12,7 +12,7 @@ from ds_stack.postgres import bin_dir
 if TYPE_CHECKING:
     from ds_stack.dev.config import StackConfig
 
-_NAME_WIDTH = 10
+_NAME_WIDTH = 11
 
 
 def _shown(path: object) -> str:
@@ -33,12 +33,19 @@ def urls(config: StackConfig, token: str) -> str:
     """The first thing printed: every URL, a token and a psql line."""
     gateway = config.gateway_url
     feed = f"Electric at {config.electric_url}" if config.electric_url else "native change capture"
+    if config.clustered:
+        ports = ", ".join(str(port) for port in config.server_ports)
+        servers = (
+            f"{config.replicas} replicas on 127.0.0.1:{ports}, behind the gateway (store: postgres)"
+        )
+    else:
+        servers = f"{config.server_url}   loopback only, behind the gateway (store: sqlite)"
     return f"""
 durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops everything
 
   gateway    {gateway}   Envoy, the way in: a token on every request but /healthz and /ui/
   viewer     {gateway}/ui/   the session viewer (it offers a dev token for every bucket)
-  ds-server  {config.server_url}   loopback only, behind the gateway (store: sqlite)
+  ds-server  {servers}
   envoy      {config.admin_url}   Envoy admin
   ds-sync    {config.sync_url}/metrics   both directions, through the gateway ({feed})
   postgres   {config.postgres_url}
@@ -61,6 +68,10 @@ Starting:"""
 
 def ready_line(component: str, seconds: float, config: StackConfig) -> str:
     """One component is ready."""
+    if component.startswith("ds-server-"):
+        replica = int(component.rsplit("-", 1)[1]) - 1
+        port = config.server_ports[replica]
+        return f"  {component:<{_NAME_WIDTH}} ready  {seconds:5.1f} s   127.0.0.1:{port}"
     detail = {
         "postgres": f"{config.postgres_url}, data in {_shown(config.postgres_dir)}/",
         "ds-server": f"{config.server_url}, streams in {_shown(config.streams_dir)}/",

@@ -52,6 +52,18 @@ def _parser() -> argparse.ArgumentParser:
             flag, type=int, default=default, help=f"{what} (make: {MAKE_VARIABLES[flag]})"
         )
     parser.add_argument("--heartbeat-secs", type=float, default=5.0, help="make: HEARTBEAT_SECS")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="ds-server replicas on the postgres store behind Envoy (make dev-cluster: 3)",
+    )
+    parser.add_argument(
+        "--balance",
+        choices=("MAGLEV", "ROUND_ROBIN"),
+        default="MAGLEV",
+        help="how Envoy spreads requests over replicas (default: by stream path)",
+    )
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("reset", help="delete the stack's state (streams, Postgres, logs)")
     commands.add_parser("env", help="print shell exports for the running stack")
@@ -79,6 +91,8 @@ def main(argv: list[str] | None = None) -> None:
             postgres_port=args.pg_port,
             sync_port=args.sync_port,
             heartbeat_secs=args.heartbeat_secs,
+            replicas=max(1, args.replicas),
+            balance=args.balance,
             electric_url=os.environ.get("ELECTRIC_URL") or None,
         )
         sys.exit(run(config))
@@ -154,7 +168,8 @@ def _watch(stack: Stack) -> int:
 
 def _port_message(taken: PortInUse, config: StackConfig) -> str:
     flag = next((f for f, port in config.ports().items() if port == taken.port), None)
-    other = f" or choose another: make dev {MAKE_VARIABLES[flag]}=..." if flag else ""
+    variable = MAKE_VARIABLES.get(flag.split()[0]) if flag else None
+    other = f" or choose another: make dev {variable}=..." if variable else ""
     return f"{taken}; is another `make dev` running? Stop it{other}"
 
 

@@ -18,6 +18,10 @@ SERVER_PORT = 4437
 ADMIN_PORT = 9901
 POSTGRES_PORT = 54321
 SYNC_PORT = 4438
+# Replica i of a cluster (`make dev-cluster`) listens on SERVER_PORT + i * this.
+REPLICA_PORT_STEP = 10
+# Where the replicas keep their shared store: a schema of the stack's database.
+STORE_SCHEMA = "ds_server"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,19 @@ class StackConfig:
     sync_env: Mapping[str, str] = field(default_factory=dict)
     # False: the embedded Postgres skips fsyncs (tests' throwaway clusters).
     durable_postgres: bool = True
+    # More than one: ds-server replicas on the postgres store, behind Envoy.
+    replicas: int = 1
+    # How Envoy spreads requests over replicas (ds_proxy.replicas.POLICIES).
+    balance: str = "MAGLEV"
+
+    @property
+    def clustered(self) -> bool:
+        return self.replicas > 1
+
+    @property
+    def server_ports(self) -> list[int]:
+        """Each ds-server replica's port (one unless clustered)."""
+        return [self.server_port + i * REPLICA_PORT_STEP for i in range(self.replicas)]
 
     @property
     def state(self) -> Path:
@@ -90,4 +107,7 @@ class StackConfig:
             "--admin-port": self.admin_port,
             "--pg-port": self.postgres_port,
             "--sync-port": self.sync_port,
+            **{
+                f"--server-port (replica {i + 1})": port for i, port in enumerate(self.server_ports)
+            },
         }

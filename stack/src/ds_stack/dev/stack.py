@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING, Protocol
 
 from ds_stack import components
-from ds_stack.dev.config import DATABASE
+from ds_stack.dev.config import DATABASE, STORE_SCHEMA
 from ds_stack.dev.tokens import PendingTokens, TokenRequest
 from ds_stack.launcher import Process
 from ds_stack.ports import LOOPBACK, require_free
@@ -63,28 +63,29 @@ class Stack:
             )
         )
         logs = config.logs_dir
-        self.server = Process(
-            components.ds_server(
-                config.server_port,
-                env={
-                    # Bucket scopes from the identity Envoy forwards.
-                    "DS_AUTH__MODE": "gateway",
-                    "DS_STORAGE__DATA_DIR": str(config.streams_dir),
-                    **config.server_env,
-                },
-                log_level="info",
-                log_path=logs / "ds-server.log",
+        self.servers = [
+            Process(
+                components.ds_server(
+                    port,
+                    env={**self._server_env(), **config.server_env},
+                    log_level="info",
+                    log_path=logs
+                    / (f"ds-server-{i + 1}.log" if config.clustered else "ds-server.log"),
+                    name=f"ds-server-{i + 1}" if config.clustered else "ds-server",
+                )
             )
-        )
+            for i, port in enumerate(config.server_ports)
+        ]
         self.gateway = Process(
             components.gateway(
                 listen_port=config.gateway_port,
-                upstream_port=config.server_port,
+                upstream_ports=config.server_ports,
                 admin_port=config.admin_port,
                 config_path=config.envoy_config,
                 log_path=logs / "envoy.log",
                 # The session viewer at /ui/ offers it (ds_proxy.dev_token).
                 offer_dev_token=True,
+                balance=config.balance,
             )
         )
         # ds-sync and the heartbeat need tokens: their specs are made once minted.
@@ -104,16 +105,22 @@ class Stack:
         config.logs_dir.mkdir(parents=True, exist_ok=True)
         pending = PendingTokens(self._token_requests())
         try:
-            # ds-server, Envoy and the token mints start while Postgres does.
-            self.server.launch()
+            # ds-server, Envoy and the token mints start while Postgres does
+            # (replicas after it: their store is in it).
+            if not config.clustered:
+                self.servers[0].launch()
             self.gateway.launch()
             self.postgres.start()
             self.postgres.create_database(DATABASE)
+            if config.clustered:
+                for server in self.servers:
+                    server.launch()
             self.tokens = pending.result()
             report.tokens(self.tokens)
             report.ready("postgres", self._elapsed())
-            self.server.wait_ready()
-            report.ready("ds-server", self._elapsed())
+            for server in self.servers:
+                server.wait_ready()
+                report.ready(server.spec.name, self._elapsed())
             self.gateway.wait_ready()
             self._create_bucket(SESSIONS_BUCKET)
             report.ready("envoy", self._elapsed())
@@ -127,6 +134,19 @@ class Stack:
             pending.cancel()
             self.stop()
             raise
+
+    def _server_env(self) -> dict[str, str]:
+        config = self.config
+        env = {
+            # Bucket scopes from the identity Envoy forwards.
+            "DS_AUTH__MODE": "gateway",
+            "DS_STORAGE__DATA_DIR": str(config.streams_dir),
+        }
+        if config.clustered:
+            env["DS_STORAGE__MODE"] = "postgres"
+            env["DS_STORAGE__POSTGRES_URL"] = config.postgres_url
+            env["DS_STORAGE__POSTGRES_SCHEMA"] = STORE_SCHEMA
+        return env
 
     def _elapsed(self) -> float:
         return time.monotonic() - self.started_at
@@ -181,7 +201,8 @@ class Stack:
 
     def processes(self) -> dict[str, Process]:
         """The launched components other than Postgres, by name."""
-        found = {"ds-server": self.server, "envoy": self.gateway}
+        found = {server.spec.name: server for server in self.servers}
+        found["envoy"] = self.gateway
         if self.sync is not None:
             found["ds-sync"] = self.sync
         if self.heartbeat is not None:
