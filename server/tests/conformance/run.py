@@ -2,6 +2,10 @@
 
 Usage: python server/tests/conformance/run.py [--compiled] [BACKEND ...]
 
+``cluster`` is not a backend but a deployment: two replicas on the postgres
+store behind the Envoy gateway, which spreads the suite's requests over
+both in turn (round robin), with a token for every bucket.
+
 For each backend: start ``ds-server`` on a free loopback port (with a fresh
 data directory), wait for /healthz, run the vitest suite in conformance/,
 stop the server. Exits non-zero if any run fails.
@@ -34,39 +38,56 @@ SUITE_DIR = ROOT / "conformance"
 LONG_POLL_SECS = "1"
 
 
+def run_vitest(url: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+    vitest = SUITE_DIR / "node_modules" / ".bin" / "vitest"
+    return subprocess.run(
+        [str(vitest), "run"],
+        cwd=SUITE_DIR,
+        env={
+            **os.environ,
+            "CONFORMANCE_TEST_URL": url,
+            "CONFORMANCE_LONG_POLL_MS": str(int(float(LONG_POLL_SECS) * 1000)),
+            "FORCE_COLOR": "0",
+            **({"CONFORMANCE_TOKEN": token} if token else {}),
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+
+
 def run_suite(backend: str) -> int:
     """Run the suite against one backend; its output is printed when it ends."""
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="ds-conformance-") as data_dir:
-        env = {
-            "DS_STORAGE__MODE": backend,
-            "DS_STORAGE__DATA_DIR": data_dir,
-            # The suite requires a long-poll timeout of at most 1 s.
-            "DS_SERVER__LONG_POLL_TIMEOUT_SECS": LONG_POLL_SECS,
-        }
-        with ServerProcess(env=env) as server:
-            vitest = SUITE_DIR / "node_modules" / ".bin" / "vitest"
-            completed = subprocess.run(
-                [str(vitest), "run"],
-                cwd=SUITE_DIR,
-                env={
-                    **os.environ,
-                    "CONFORMANCE_TEST_URL": server.url,
-                    "CONFORMANCE_LONG_POLL_MS": str(int(float(LONG_POLL_SECS) * 1000)),
-                    "FORCE_COLOR": "0",
-                },
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                check=False,
-            )
+    if backend == "cluster":
+        url, completed = run_on_cluster()
+    else:
+        with tempfile.TemporaryDirectory(prefix="ds-conformance-") as data_dir:
+            env = {
+                "DS_STORAGE__MODE": backend,
+                "DS_STORAGE__DATA_DIR": data_dir,
+                # The suite requires a long-poll timeout of at most 1 s.
+                "DS_SERVER__LONG_POLL_TIMEOUT_SECS": LONG_POLL_SECS,
+            }
+            with ServerProcess(env=env) as server:
+                url, completed = server.url, run_vitest(server.url)
     outcome = "passed" if completed.returncode == 0 else "FAILED"
     print(
-        f"== conformance: backend={backend} url={server.url}\n{completed.stdout}"
+        f"== conformance: backend={backend} url={url}\n{completed.stdout}"
         f"== conformance: backend={backend} {outcome} in {time.monotonic() - started:.0f}s",
         flush=True,
     )
     return completed.returncode
+
+
+def run_on_cluster() -> tuple[str, subprocess.CompletedProcess[str]]:
+    """The suite through Envoy against two replicas on one postgres store."""
+    from ds_stack.cluster import Cluster
+
+    env = {"DS_SERVER__LONG_POLL_TIMEOUT_SECS": LONG_POLL_SECS}
+    with Cluster(replicas=2, balance="ROUND_ROBIN", server_env=env) as cluster:
+        return cluster.url, run_vitest(cluster.url, cluster.token)
 
 
 def require_compiled() -> None:
