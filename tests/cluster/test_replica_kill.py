@@ -101,7 +101,7 @@ async def _read(
                     position = event.next_offset
                     if event.closed:
                         return seen
-        except Exception:  # noqa: BLE001 - cut off with its replica: resume from the offset
+        except Exception:  # cut off with its replica: resume from the offset
             tally.reconnects += 1
             await asyncio.sleep(0.1)
 
