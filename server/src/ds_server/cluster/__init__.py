@@ -1,0 +1,1 @@
+"""Several ds-server replicas on one shared store: who runs the subscriptions."""

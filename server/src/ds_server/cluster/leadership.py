@@ -1,0 +1,116 @@
+"""The subscription leader: the one replica that runs wakes, chosen through Postgres.
+
+Wakes, leases and webhook retries are timers and in-process state; two
+replicas running them would wake consumers twice. So one replica leads:
+the holder of a session-level Postgres advisory lock. The lock dies with
+its connection (a killed replica's within a moment), and another replica
+takes it within a second. The leader publishes the URL the others reach it
+at, and they forward subscription requests there (``forwarding``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+import psycopg
+from psycopg import sql
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+log = logging.getLogger("ds_server.cluster")
+
+# Any fixed 64-bit key, the same on every replica: "ds-subs" in ASCII.
+LOCK_KEY = 0x64732D73756273
+RETRY_SECS = 1.0
+
+
+class Leadership:
+    """Campaign for the lead; call ``on_elected``/``on_deposed`` as it is won and lost."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        schema: str,
+        advertise_url: str,
+        on_elected: Callable[[], Awaitable[None]],
+        on_deposed: Callable[[], Awaitable[None]],
+    ) -> None:
+        self._conninfo = conninfo
+        self._table = sql.Identifier(schema, "subscription_leader")
+        self._schema = sql.Identifier(schema)
+        self.advertise_url = advertise_url
+        self._on_elected = on_elected
+        self._on_deposed = on_deposed
+        self.is_leader = False
+        self.leader_url: str | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._campaign())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self.is_leader:
+            await self._depose()
+
+    async def _campaign(self) -> None:
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self._conninfo, autocommit=True
+                ) as conn:
+                    await self._prepare(conn)
+                    while True:
+                        await self._round(conn)
+                        await asyncio.sleep(RETRY_SECS)
+            except (psycopg.Error, OSError) as error:
+                log.warning("subscription leadership: %s; retrying", error)
+                if self.is_leader:
+                    await self._depose()
+                await asyncio.sleep(RETRY_SECS)
+
+    async def _prepare(self, conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
+        await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(self._schema))
+        await conn.execute(
+            sql.SQL(
+                "CREATE TABLE IF NOT EXISTS {} (one boolean PRIMARY KEY DEFAULT true CHECK (one),"
+                " url text NOT NULL, since timestamptz NOT NULL DEFAULT now())"
+            ).format(self._table)
+        )
+
+    async def _round(self, conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
+        """One look: take the lock if free; otherwise learn who holds it. Checks the link too."""
+        if self.is_leader:
+            await conn.execute("SELECT 1")  # still connected, so still holding the lock
+            return
+        row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (LOCK_KEY,))).fetchone()
+        if row is not None and row[0]:
+            await conn.execute(
+                sql.SQL(
+                    "INSERT INTO {} (url) VALUES (%s) ON CONFLICT (one)"
+                    " DO UPDATE SET url = excluded.url, since = now()"
+                ).format(self._table),
+                (self.advertise_url,),
+            )
+            self.is_leader = True
+            self.leader_url = self.advertise_url
+            log.info("this replica now runs the subscriptions (%s)", self.advertise_url)
+            await self._on_elected()
+            return
+        found = await (
+            await conn.execute(sql.SQL("SELECT url FROM {}").format(self._table))
+        ).fetchone()
+        self.leader_url = str(found[0]) if found else None
+
+    async def _depose(self) -> None:
+        self.is_leader = False
+        self.leader_url = None
+        log.warning("this replica no longer runs the subscriptions")
+        await self._on_deposed()
