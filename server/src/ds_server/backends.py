@@ -11,13 +11,14 @@ BACKENDS: dict[str, str] = {
     "file-durable": "ds_server.stores.file:FileDurableStore",
     "file-fast": "ds_server.stores.file:FileFastStore",
     "sqlite": "ds_server.stores.sqlite:SqliteStore",
+    "postgres": "ds_server.stores.postgres:PostgresStore",
 }
 # Backends that keep nothing on disk: DS_STORAGE__DATA_DIR means nothing to them.
-WITHOUT_DATA_DIR = frozenset({"memory"})
+WITHOUT_DATA_DIR = frozenset({"memory", "postgres"})
 
 
 def known_backends() -> str:
-    """The backend names, for messages: ``file-durable, file-fast, memory, sqlite``."""
+    """The backend names, for messages: ``file-durable, file-fast, memory, postgres, sqlite``."""
     return ", ".join(sorted(BACKENDS))
 
 

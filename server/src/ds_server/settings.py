@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import pydantic_settings
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -113,8 +113,8 @@ class StorageSection(BaseModel):
     # Durable by default: ACID SQLite under data_dir (docs/server.md says why).
     mode: str = Field(
         default="sqlite",
-        description="storage backend: `sqlite`, `file-durable`, `file-fast` or `memory` "
-        "(names are lower-case)",
+        description="storage backend: `sqlite`, `file-durable`, `file-fast`, `memory` or "
+        "`postgres` (names are lower-case)",
     )
     data_dir: Path = Field(
         default=Path("./data/streams"),
@@ -127,6 +127,33 @@ class StorageSection(BaseModel):
         description="`sqlite`: largest the database may grow (`0` = until the disk is full); "
         "writes beyond get `507` with nothing written",
     )
+
+    postgres_url: str = Field(
+        default="",
+        validate_default=True,
+        description="`postgres`: the libpq URL of the database "
+        "(`postgresql://user:password@host:5432/dbname`); required in that mode",
+    )
+    postgres_schema: str = Field(
+        default="ds_server",
+        pattern=r"^[a-z_][a-z0-9_]{0,47}$",
+        description="`postgres`: the schema holding the backend's tables, created if missing; "
+        "servers sharing one schema share the streams",
+    )
+    postgres_pool_size: int = Field(
+        default=8,
+        ge=1,
+        le=100,
+        description="`postgres`: connections for reads, per server (writes use one more, "
+        "and the change feed another)",
+    )
+
+    @field_validator("postgres_url")
+    @classmethod
+    def _postgres_needs_url(cls, url: str, info: ValidationInfo) -> str:
+        if info.data.get("mode") == "postgres" and not url:
+            raise PydanticCustomError("missing_url", "required with DS_STORAGE__MODE=postgres")
+        return url
 
     @field_validator("mode")
     @classmethod

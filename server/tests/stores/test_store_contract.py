@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import uuid
 from typing import TYPE_CHECKING
 
 import pytest
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from ds_server.stores.base import Store
 
 # Every backend the suite runs against.
-BACKENDS = ["memory", "file-durable", "file-fast", "sqlite"]
+BACKENDS = ["memory", "file-durable", "file-fast", "sqlite", "postgres"]
 MAX_STREAM_BYTES = 4096
 BYTES = "application/octet-stream"
 JSON = "application/json"
@@ -128,11 +129,19 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         name: field.get_default(call_default_factory=True)
         for name, field in Settings.model_fields.items()
     }
+    if request.param == "postgres":
+        # A schema of its own per test: cheaper than a database, as isolated.
+        server = request.getfixturevalue("postgres")
+        storage = StorageSection(
+            mode="postgres", postgres_url=server.url(), postgres_schema=f"t_{uuid.uuid4().hex}"
+        )
+    else:
+        storage = StorageSection(mode=request.param, data_dir=tmp_path / "data")
     settings = Settings(
         **{
             **sections,
             "limits": LimitsSection(max_stream_bytes=MAX_STREAM_BYTES),
-            "storage": StorageSection(mode=request.param, data_dir=tmp_path / "data"),
+            "storage": storage,
         }
     )
     live = LiveNotifier()

@@ -41,6 +41,7 @@ _STATUS: Mapping[type[e.StoreError], int] = {
     e.InvalidFork: 400,
     e.StreamGone: 410,
     e.StorageFull: 507,
+    e.StorageUnavailable: 503,
     e.BucketNotFound: 404,
     e.BucketExists: 409,
     e.BucketNotEmpty: 409,

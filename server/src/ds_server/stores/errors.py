@@ -104,6 +104,16 @@ class StorageFull(StoreError):
     reason = "storage is full"
 
 
+class StorageUnavailable(StoreError):
+    """The storage could not be reached (a database connection lost); retry later.
+
+    A write that fails so may or may not have been stored: producers retry
+    with the same sequence number and are deduplicated.
+    """
+
+    reason = "storage is unavailable; retry"
+
+
 class StreamGone(StoreError):
     """A stream deleted (or expired) while forks still read its data."""
 

@@ -1,0 +1,131 @@
+"""Stream bytes in the ``chunks`` table: cutting into pieces, reading ranges, finding boundaries."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ds_server.stores._postgres.schema import PIECE_BYTES
+from ds_server.stores.persistence import Chunk
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Sequence
+
+    import psycopg
+
+# The rows of a range, starting at the piece that holds ``start`` (one round trip).
+_WINDOW = """
+    SELECT start, cont, data FROM chunks
+    WHERE stream_id = %(sid)s AND start < %(hi)s AND start >= COALESCE(
+        (SELECT start FROM chunks WHERE stream_id = %(sid)s AND start <= %(lo)s
+         ORDER BY start DESC LIMIT 1), %(lo)s)
+    ORDER BY start
+"""
+_NEXT = """
+    SELECT start, cont, data FROM chunks
+    WHERE stream_id = %s AND start >= %s AND start < %s ORDER BY start LIMIT %s
+"""
+_BOUNDARY = "SELECT cont FROM chunks WHERE stream_id = %s AND start = %s"
+# Pieces fetched per extra query when a read goes on past its first window.
+_MORE_ROWS = 16
+
+
+def pieces(start: int, messages: Sequence[bytes]) -> tuple[list[int], list[bool], list[bytes]]:
+    """``messages`` stored back to back from ``start``, as ``ds_append``'s piece arrays."""
+    starts: list[int] = []
+    conts: list[bool] = []
+    datas: list[bytes] = []
+    for message in messages:
+        if len(message) <= PIECE_BYTES:
+            # An empty message is nothing to store (and would share its start with the next).
+            if message:
+                starts.append(start)
+                conts.append(False)
+                datas.append(message)
+        else:
+            for cut in range(0, len(message), PIECE_BYTES):
+                starts.append(start + cut)
+                conts.append(cut > 0)
+                datas.append(message[cut : cut + PIECE_BYTES])
+        start += len(message)
+    return starts, conts, datas
+
+
+async def insert(
+    conn: psycopg.AsyncConnection[Any], stream_id: str, start: int, messages: Sequence[bytes]
+) -> None:
+    """Store ``messages`` back to back from stream offset ``start``."""
+    starts, conts, datas = pieces(start, messages)
+    if starts:
+        await conn.execute(
+            "INSERT INTO chunks (stream_id, start, cont, data) SELECT %s, s, c, d"
+            " FROM unnest(%s::bigint[], %s::boolean[], %s::bytea[]) AS t(s, c, d)",
+            (stream_id, starts, conts, datas),
+        )
+
+
+async def _rows(
+    conn: psycopg.AsyncConnection[Any], stream_id: str, start: int, limit: int, max_bytes: int
+) -> AsyncIterator[tuple[int, bool, bytes]]:
+    """The pieces from the one holding ``start`` up to ``limit``, fetched as the reader goes.
+
+    The first window covers every piece starting before ``start + max_bytes``
+    (offsets are byte positions), which is all most reads need; only a read
+    that keeps a long message whole goes on, a few pieces at a time.
+    """
+    hi = min(limit, start + max(max_bytes, 1))
+    cursor = await conn.execute(_WINDOW, {"sid": stream_id, "lo": start, "hi": hi})
+    rows = await cursor.fetchall()
+    while True:
+        for row in rows:
+            yield row
+        if hi >= limit:
+            return
+        cursor = await conn.execute(_NEXT, (stream_id, hi, limit, _MORE_ROWS))
+        rows = await cursor.fetchall()
+        if not rows:
+            return
+        hi = limit if len(rows) < _MORE_ROWS else rows[-1][0] + 1
+
+
+async def read(
+    conn: psycopg.AsyncConnection[Any],
+    stream_id: str,
+    start: int,
+    limit: int,
+    max_bytes: int,
+    *,
+    whole: bool,
+) -> list[Chunk]:
+    """The chunks overlapping ``[start, limit)``, as ``Persistence.read`` defines them.
+
+    Pieces of one message or append are joined again, so callers see the
+    same chunks as if each append had been stored in one row. Every chunk
+    is cut to ``[start, limit)``; only ``whole=False`` also cuts at
+    ``max_bytes``, ``whole=True`` stops before the next message instead.
+    """
+    out: list[tuple[int, list[bytes]]] = []
+    end = -1  # where the last chunk in ``out`` ends
+    budget = max_bytes
+    async for piece_start, cont, data in _rows(conn, stream_id, start, limit, max_bytes):
+        joins = cont and piece_start == end
+        if budget <= 0 and not (whole and joins):
+            break
+        if piece_start + len(data) <= start:
+            continue
+        cut_from = max(0, start - piece_start)
+        cut_to = min(len(data), limit - piece_start)
+        if not whole:
+            cut_to = min(cut_to, cut_from + budget)
+        if not joins:
+            out.append((piece_start + cut_from, []))
+        out[-1][1].append(data[cut_from:cut_to] if cut_from or cut_to < len(data) else data)
+        end = piece_start + cut_to
+        budget -= cut_to - cut_from
+    return [Chunk(at, parts[0] if len(parts) == 1 else b"".join(parts)) for at, parts in out]
+
+
+async def is_boundary(conn: psycopg.AsyncConnection[Any], stream_id: str, position: int) -> bool:
+    """True when a message or append (not a later piece of one) starts at ``position``."""
+    cursor = await conn.execute(_BOUNDARY, (stream_id, position))
+    row = await cursor.fetchone()
+    return row is not None and not row[0]

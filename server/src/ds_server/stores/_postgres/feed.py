@@ -1,0 +1,157 @@
+"""The change feed: ``pg_notify`` inside each write transaction, and a listener that reconnects.
+
+Every committed change is announced on one channel per schema, from inside
+the transaction that makes it, so a notification is delivered if and only if
+its change committed, and in commit order. The payload is a compact JSON
+array ``[kind, stream_id, path, version, tail, closed, origin]``. Postgres
+refuses payloads of 8000 bytes or more; paths are at most
+``protocol.names.MAX_PATH_BYTES`` (1024) bytes, and JSON escapes a byte into
+at most 6, so a payload stays under 6.5 kB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import psycopg
+
+from ds_server.stores.persistence import StreamChange
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+log = logging.getLogger("ds_server.postgres")
+
+_FIRST_RETRY_SECS = 0.05
+_LAST_RETRY_SECS = 5.0
+
+# The append announcements of a batch, one per stream, read from the rows the
+# batch just wrote (locked by it until COMMIT, so they hold its last version).
+_NOTIFY_APPENDS = """
+    SELECT pg_notify(%(channel)s, json_build_array(
+        'append', stream_id, path, version, tail, closed, %(origin)s::text)::text)
+    FROM streams WHERE stream_id = ANY(%(ids)s::text[])
+    ORDER BY stream_id
+"""
+_Payload = tuple[str, str, str, int, int, bool, str]
+
+
+def channel_name(schema: str) -> str:
+    """The notification channel of the backend in ``schema``."""
+    return f"{schema}_changes"
+
+
+def encode(change: StreamChange) -> str:
+    """The payload of ``change``."""
+    fields = (
+        change.kind,
+        change.stream_id,
+        change.path,
+        change.version,
+        change.tail,
+        change.closed,
+        change.origin,
+    )
+    return msgspec.json.encode(fields).decode()
+
+
+def decode(payload: str) -> StreamChange:
+    """The change a payload announces."""
+    kind, stream_id, path, version, tail, closed, origin = msgspec.json.decode(
+        payload, type=_Payload
+    )
+    return StreamChange(kind, stream_id, path, version, tail, closed, origin)
+
+
+async def notify(conn: psycopg.AsyncConnection[Any], channel: str, change: StreamChange) -> None:
+    """Announce ``change`` when the current transaction commits."""
+    await conn.execute("SELECT pg_notify(%s, %s)", (channel, encode(change)))
+
+
+async def notify_appends(
+    conn: psycopg.AsyncConnection[Any], channel: str, origin: str, stream_ids: Sequence[str]
+) -> None:
+    """Announce the appends of a batch: one change per stream, with its last version."""
+    if stream_ids:
+        await conn.execute(
+            _NOTIFY_APPENDS, {"channel": channel, "origin": origin, "ids": list(stream_ids)}
+        )
+
+
+class Listener:
+    """A dedicated connection LISTENing on the channel; reconnects with backoff when lost."""
+
+    def __init__(
+        self,
+        url: str,
+        options: Mapping[str, Any],
+        channel: str,
+        on_change: Callable[[StreamChange | None], None],
+    ) -> None:
+        self._url = url
+        self._options = options
+        self._channel = channel
+        self._on_change = on_change
+        self._task: asyncio.Task[None] | None = None
+        self.reconnects = 0
+
+    async def start(self) -> None:
+        """Listen from now on; returns once the LISTEN is in place."""
+        conn = await self._connect()
+        self._task = asyncio.create_task(self._run(conn), name="ds-postgres-listener")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True, **self._options)
+        try:
+            await conn.execute(
+                psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self._channel))
+            )
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _run(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        while True:
+            try:
+                async for notice in conn.notifies():
+                    self._deliver(decode(notice.payload))
+            except psycopg.Error as error:
+                log.warning("change feed connection lost (%s); reconnecting", error)
+            finally:
+                with contextlib.suppress(psycopg.Error):
+                    await conn.close()
+            conn = await self._reconnect()
+            # Changes committed while we were away were not delivered.
+            self._deliver(None)
+
+    async def _reconnect(self) -> psycopg.AsyncConnection[Any]:
+        delay = _FIRST_RETRY_SECS
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                conn = await self._connect()
+            except psycopg.Error as error:
+                log.warning("change feed: reconnecting failed (%s); retrying", error)
+                delay = min(delay * 2, _LAST_RETRY_SECS)
+            else:
+                self.reconnects += 1
+                return conn
+
+    def _deliver(self, change: StreamChange | None) -> None:
+        try:
+            self._on_change(change)
+        except Exception:
+            # One failing callback must not end the feed for every later change.
+            log.exception("change feed callback failed")

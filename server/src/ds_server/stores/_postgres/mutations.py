@@ -1,0 +1,202 @@
+"""The write transactions' bodies besides appends; each runs inside the writer's transaction.
+
+Each function is one whole mutation, announced on the change feed from the
+same transaction: the writer may commit several in one transaction, and
+replays each alone if the shared one fails, so they have no effect outside
+the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ds_server.stores._postgres import chunks, feed
+from ds_server.stores._postgres.rows import INSERT_STREAM, stream_values
+from ds_server.stores.errors import StaleStream, StreamNotFound
+from ds_server.stores.persistence import StreamChange
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import psycopg
+
+    from ds_server.stores._rules import StreamState
+    from ds_server.stores.base import SnapshotInfo
+
+_UPSERT_PRODUCERS = """
+    INSERT INTO producers (stream_id, producer_id, epoch, last_seq)
+    SELECT %s, p, e, q FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS t(p, e, q)
+"""
+_UPSERT_WRITER_SEQS = """
+    INSERT INTO writer_seqs (stream_id, writer, seq)
+    SELECT %s, w, q FROM unnest(%s::text[], %s::text[]) AS t(w, q)
+"""
+# One snapshot per stream: the new one replaces the previous row.
+_REPLACE_SNAPSHOT = """
+    INSERT INTO snapshots (stream_id, stream_offset, content_type, size, created_at, data)
+    VALUES (%s, %s, %s, %s, %s, %s)
+    ON CONFLICT (stream_id) DO UPDATE SET stream_offset = excluded.stream_offset,
+        content_type = excluded.content_type, size = excluded.size,
+        created_at = excluded.created_at, data = excluded.data
+"""
+_LAST_BEFORE = """
+    SELECT start, octet_length(data) FROM chunks WHERE stream_id = %s AND start < %s
+    ORDER BY start DESC LIMIT 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Feed:
+    """Where and as whom a mutation announces itself."""
+
+    channel: str
+    origin: str
+
+    async def announce(
+        self, conn: psycopg.AsyncConnection[Any], kind: str, state: StreamState
+    ) -> None:
+        change = StreamChange(
+            kind, state.stream_id, state.path, state.version, state.tail, state.closed, self.origin
+        )
+        await feed.notify(conn, self.channel, change)
+
+
+async def create_stream(
+    conn: psycopg.AsyncConnection[Any],
+    announce: Feed,
+    state: StreamState,
+    messages: Sequence[bytes],
+) -> None:
+    """Insert a new stream with its initial messages (a path taken meanwhile: UniqueViolation)."""
+    await conn.execute(INSERT_STREAM, stream_values(state))
+    if state.producers:
+        producers = state.producers
+        await conn.execute(
+            _UPSERT_PRODUCERS,
+            (
+                state.stream_id,
+                list(producers),
+                [p.epoch for p in producers.values()],
+                [p.last_seq for p in producers.values()],
+            ),
+        )
+    if state.writer_seqs:
+        seqs = state.writer_seqs
+        await conn.execute(_UPSERT_WRITER_SEQS, (state.stream_id, list(seqs), list(seqs.values())))
+    await chunks.insert(conn, state.stream_id, state.fork_offset, messages)
+    await announce.announce(conn, "create", state)
+
+
+async def save_state(
+    conn: psycopg.AsyncConnection[Any], announce: Feed, state: StreamState
+) -> None:
+    """Store the metadata that changes outside appends (soft deletion), fenced on the version."""
+    cursor = await conn.execute(
+        "UPDATE streams SET soft_deleted = %s, last_access = %s, version = %s"
+        " WHERE stream_id = %s AND version = %s",
+        (state.soft_deleted, state.last_access, state.version, state.stream_id, state.version - 1),
+    )
+    if cursor.rowcount != 1:
+        raise StaleStream()
+    await announce.announce(conn, "state", state)
+
+
+async def save_access(
+    conn: psycopg.AsyncConnection[Any], accesses: Sequence[tuple[str, float]]
+) -> None:
+    """Record last-access times, ``(stream_id, when)`` pairs; never moves one back."""
+    await conn.execute(
+        "UPDATE streams SET last_access = GREATEST(last_access, a.w)"
+        " FROM unnest(%s::text[], %s::float8[]) AS a(id, w) WHERE stream_id = a.id",
+        ([stream_id for stream_id, _ in accesses], [when for _, when in accesses]),
+    )
+
+
+async def save_snapshot(
+    conn: psycopg.AsyncConnection[Any],
+    announce: Feed,
+    state: StreamState,
+    snapshot: SnapshotInfo,
+    earliest: int,
+    data: bytes,
+) -> None:
+    """Replace the stream's snapshot and move its earliest offset, together.
+
+    Only that column of the stream's row is written (and not its version):
+    the rest belongs to appends, which go on meanwhile.
+    """
+    cursor = await conn.execute(
+        "UPDATE streams SET earliest_offset = %s WHERE stream_id = %s"
+        " RETURNING version, tail, closed",
+        (earliest, state.stream_id),
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        raise StreamNotFound()  # purged while the snapshot waited for the writer
+    await conn.execute(
+        _REPLACE_SNAPSHOT,
+        (
+            state.stream_id,
+            snapshot.offset,
+            snapshot.content_type,
+            snapshot.size,
+            snapshot.created_at,
+            data,
+        ),
+    )
+    # What is stored now: appends of the stream may still be in flight.
+    version, tail, closed = row
+    change = StreamChange(
+        "snapshot", state.stream_id, state.path, version, tail, closed, announce.origin
+    )
+    await feed.notify(conn, announce.channel, change)
+
+
+async def reclaim_before(conn: psycopg.AsyncConnection[Any], stream_id: str, before: int) -> int:
+    """Delete the stored pieces that end at or before stream offset ``before``; how many.
+
+    Pieces never overlap, so all but the last one starting before ``before``
+    end by the next one's start; that last one goes only if it ends in time.
+    """
+    cursor = await conn.execute(_LAST_BEFORE, (stream_id, before))
+    last = await cursor.fetchone()
+    if last is None:
+        return 0
+    start, size = last
+    cutoff = before if start + size <= before else start
+    cursor = await conn.execute(
+        "DELETE FROM chunks WHERE stream_id = %s AND start < %s", (stream_id, cutoff)
+    )
+    return cursor.rowcount
+
+
+async def purge(conn: psycopg.AsyncConnection[Any], announce: Feed, state: StreamState) -> None:
+    """Delete a stream's rows from every table."""
+    for statement in (
+        "DELETE FROM chunks WHERE stream_id = %s",
+        "DELETE FROM producers WHERE stream_id = %s",
+        "DELETE FROM writer_seqs WHERE stream_id = %s",
+        "DELETE FROM snapshots WHERE stream_id = %s",
+        "DELETE FROM streams WHERE stream_id = %s",
+    ):
+        await conn.execute(statement, (state.stream_id,))
+    await announce.announce(conn, "purge", state)
+
+
+async def save_bucket(
+    conn: psycopg.AsyncConnection[Any], announce: Feed, bucket_id: str, created_at: float
+) -> None:
+    """Insert a bucket (announced as ``bucket`` with ``closed`` False)."""
+    await conn.execute(
+        "INSERT INTO buckets (bucket_id, created_at) VALUES (%s, %s)", (bucket_id, created_at)
+    )
+    change = StreamChange("bucket", bucket_id, "", 0, 0, False, announce.origin)
+    await feed.notify(conn, announce.channel, change)
+
+
+async def drop_bucket(conn: psycopg.AsyncConnection[Any], announce: Feed, bucket_id: str) -> None:
+    """Delete a bucket (announced as ``bucket`` with ``closed`` True: it is gone)."""
+    await conn.execute("DELETE FROM buckets WHERE bucket_id = %s", (bucket_id,))
+    change = StreamChange("bucket", bucket_id, "", 0, 0, True, announce.origin)
+    await feed.notify(conn, announce.channel, change)

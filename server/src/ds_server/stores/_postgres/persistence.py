@@ -1,0 +1,222 @@
+"""``SharedPersistence`` on Postgres: fenced group commits, pooled reads, a change feed."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from ds_server.stores._postgres import chunks, feed, mutations, rows, schema
+from ds_server.stores._postgres.writer import Writer, WriterStats
+from ds_server.stores.errors import SnapshotNotFound, StorageUnavailable, StoreError
+from ds_server.stores.persistence import SharedPersistence
+
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Awaitable, Callable, Sequence
+
+    from ds_server.stores._commit import AppendCommit
+    from ds_server.stores._rules import StreamState
+    from ds_server.stores.persistence import Chunk, StreamChange
+
+log = logging.getLogger("ds_server.postgres")
+
+# How long a read waits for a pooled connection before answering 503.
+_POOL_TIMEOUT_SECS = 10.0
+
+
+class PostgresPersistence(SharedPersistence):
+    """Streams in Postgres tables of their own schema; several processes may share them.
+
+    Every mutation goes through one writer connection that commits
+    concurrent ones together (``writer``); reads use a small pool. Each
+    acknowledged write is committed with ``synchronous_commit=on``.
+    """
+
+    def __init__(self, url: str, *, schema_name: str = "ds_server", pool_size: int = 8) -> None:
+        self.origin = secrets.token_hex(8)
+        self._url = url
+        self._schema = schema_name
+        self._channel = feed.channel_name(schema_name)
+        # search_path: statements name the tables unqualified. synchronous_commit:
+        # acknowledged = flushed, whatever the database's default says.
+        self._options: dict[str, Any] = {
+            "options": f"-c search_path={schema_name} -c synchronous_commit=on",
+            "application_name": "ds-server",
+        }
+        self._writer = Writer(url, self._options, self._channel, self.origin)
+        self._feed = mutations.Feed(self._channel, self.origin)
+        self._pool = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True, **self._options},
+            open=False,
+            timeout=_POOL_TIMEOUT_SECS,
+            name="ds-server-reads",
+        )
+        self._started = False
+        self._listeners: list[feed.Listener] = []
+
+    @property
+    def stats(self) -> WriterStats:
+        """Write transactions and mutations committed so far."""
+        return self._writer.stats
+
+    # -- lifecycle ------------------------------------------------------------
+
+    async def _start(self) -> None:
+        # Buckets are loaded before the streams, so whichever comes first opens.
+        if self._started:
+            return
+        async with await psycopg.AsyncConnection.connect(
+            self._url, autocommit=True, **self._options
+        ) as conn:
+            await schema.ensure_schema(conn, self._schema)
+        await self._pool.open(wait=True)
+        await self._writer.start()
+        self._started = True
+
+    async def open(self) -> list[StreamState]:
+        await self._start()
+        states: list[StreamState] = await self._read(rows.load_states)
+        return states
+
+    async def close(self) -> None:
+        for listener in self._listeners:
+            await listener.stop()
+        self._listeners.clear()
+        await self._writer.stop()
+        await self._pool.close()
+        self._started = False
+
+    def reserve(self, size: int) -> None:
+        return None  # the database's limits are only known when the writer commits
+
+    async def _read(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[Any]]) -> Any:
+        try:
+            async with self._pool.connection() as conn:
+                return await work(conn)
+        except (PoolTimeout, psycopg.OperationalError) as error:
+            raise StorageUnavailable() from error
+
+    # -- streams --------------------------------------------------------------
+
+    async def create(self, state: StreamState, messages: Sequence[bytes]) -> None:
+        self._writer.reset(state.stream_id)
+        await self._writer.submit(
+            partial(mutations.create_stream, announce=self._feed, state=state, messages=messages)
+        )
+
+    async def append(self, commit: AppendCommit) -> asyncio.Future[None]:
+        # Even a write that stores nothing is stored: it moves the version.
+        return self._writer.append(commit)
+
+    async def save_state(self, state: StreamState) -> None:
+        await self._writer.submit(partial(mutations.save_state, announce=self._feed, state=state))
+
+    async def save_access(self, accesses: Sequence[tuple[str, float]]) -> None:
+        if not accesses:
+            return
+        try:
+            await self._writer.submit(partial(mutations.save_access, accesses=list(accesses)))
+        except (StoreError, psycopg.Error) as error:
+            # Best effort: a lost access time only makes a sliding TTL expire early.
+            log.warning("could not record stream access times: %s", error)
+
+    async def purge(self, state: StreamState) -> None:
+        await self._writer.submit(partial(mutations.purge, announce=self._feed, state=state))
+        self._writer.reset(state.stream_id)
+
+    async def read(
+        self, stream_id: str, start: int, limit: int, max_bytes: int, *, whole: bool
+    ) -> list[Chunk]:
+        result: list[Chunk] = await self._read(
+            partial(
+                chunks.read,
+                stream_id=stream_id,
+                start=start,
+                limit=limit,
+                max_bytes=max_bytes,
+                whole=whole,
+            )
+        )
+        return result
+
+    async def is_boundary(self, stream_id: str, position: int) -> bool:
+        found: bool = await self._read(
+            partial(chunks.is_boundary, stream_id=stream_id, position=position)
+        )
+        return found
+
+    # -- buckets ----------------------------------------------------------------
+
+    async def load_buckets(self) -> list[tuple[str, float]]:
+        await self._start()
+        buckets: list[tuple[str, float]] = await self._read(rows.load_buckets)
+        return buckets
+
+    async def save_bucket(self, bucket_id: str, created_at: float) -> None:
+        await self._writer.submit(
+            partial(
+                mutations.save_bucket,
+                announce=self._feed,
+                bucket_id=bucket_id,
+                created_at=created_at,
+            )
+        )
+
+    async def drop_bucket(self, bucket_id: str) -> None:
+        await self._writer.submit(
+            partial(mutations.drop_bucket, announce=self._feed, bucket_id=bucket_id)
+        )
+
+    # -- snapshots and retention ------------------------------------------------
+
+    async def save_snapshot(self, state: StreamState, data: bytes) -> None:
+        assert state.snapshot is not None
+        await self._writer.submit(
+            partial(
+                mutations.save_snapshot,
+                announce=self._feed,
+                state=state,
+                snapshot=state.snapshot,
+                earliest=state.earliest_offset,
+                data=data,
+            )
+        )
+
+    async def load_snapshot(self, stream_id: str, offset: int) -> bytes:
+        data: bytes | None = await self._read(
+            partial(rows.load_snapshot, stream_id=stream_id, offset=offset)
+        )
+        if data is None:
+            raise SnapshotNotFound()  # replaced by a newer one meanwhile
+        return data
+
+    async def reclaim_before(self, stream_id: str, before: int) -> None:
+        await self._writer.submit(
+            partial(mutations.reclaim_before, stream_id=stream_id, before=before)
+        )
+
+    # -- sharing ----------------------------------------------------------------
+
+    async def load_stream(self, path: str) -> StreamState | None:
+        state: StreamState | None = await self._read(partial(rows.load_stream, path=path))
+        if state is not None:
+            # The engine decides the stream's next writes on this state.
+            self._writer.reset(state.stream_id)
+        return state
+
+    async def stream_version(self, stream_id: str) -> int | None:
+        version: int | None = await self._read(partial(rows.stream_version, stream_id=stream_id))
+        return version
+
+    async def listen(self, on_change: Callable[[StreamChange | None], None]) -> None:
+        listener = feed.Listener(self._url, self._options, self._channel, on_change)
+        await listener.start()
+        self._listeners.append(listener)

@@ -1,0 +1,318 @@
+"""The writer: queued mutations committed together on one connection (group commit).
+
+Callers ``append`` a commit or ``submit`` a mutation and get a future. A task
+takes everything queued, runs it in ONE transaction and resolves the futures
+once ``COMMIT`` returned (``synchronous_commit=on``: the WAL is flushed), so
+concurrent writers, on any streams, share one flush.
+
+Appends are fenced: a stream's appends in a batch are merged into one call
+of ``ds_append``, which stores them only if the stored version is the one
+the first was decided on (``AppendCommit.version - 1``); otherwise all of
+them fail with ``StaleStream``, and other streams' appends in the batch
+still commit. Later appends of a stream whose write failed were decided on
+top of it, so they fail too, until the engine decides again on a state it
+rewound or reloaded (``reset``). The calls of a batch are pipelined: a batch
+costs a few round trips, whatever its size. Every change is announced with
+``pg_notify`` in its transaction (see ``feed``).
+
+If a transaction fails for another reason, it is rolled back and each
+mutation is retried alone, so exactly the ones that cannot be stored fail
+and nothing is half-written. A lost connection fails its whole batch with
+``StorageUnavailable`` and is reopened for the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from ds_server.stores._postgres import chunks, feed
+from ds_server.stores.errors import (
+    PayloadTooLarge,
+    StaleStream,
+    StorageFull,
+    StorageUnavailable,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping
+
+    from ds_server.stores._commit import AppendCommit
+
+T = TypeVar("T")
+Conn = psycopg.AsyncConnection[Any]
+
+log = logging.getLogger("ds_server.postgres")
+
+# Enough to amortize a WAL flush over many writers, small enough to keep latency flat.
+_MAX_BATCH = 512
+
+_APPEND = """
+    SELECT ds_append(%s, %s, %s, %s, %s, %s, %s, %s,
+        %s::bigint[], %s::boolean[], %s::bytea[], %s::text[], %s::bigint[], %s::bigint[],
+        %s::text[], %s::text[], %s, %s, %s, %s)
+"""
+
+
+@dataclass(slots=True)
+class WriterStats:
+    """Counters for tests, benchmarks and metrics."""
+
+    transactions: int = 0  # committed write transactions
+    mutations: int = 0  # mutations (appends included) committed in them
+    stale: int = 0  # appends refused as decided on an outdated state
+
+
+@dataclass(slots=True)
+class _Job:
+    future: asyncio.Future[Any]
+    commit: AppendCommit | None = None
+    work: Callable[[Conn], Awaitable[Any]] | None = None
+
+
+@dataclass(slots=True)
+class _Group:
+    """A stream's appends in one batch, stored by one fenced ``ds_append`` call."""
+
+    jobs: list[_Job] = field(default_factory=list)
+
+
+def storage_error(error: Exception) -> Exception:
+    """The domain error for a failed database call (the error itself if none fits)."""
+    if isinstance(error, pg_errors.DiskFull):
+        return StorageFull("storage is full; nothing was written")
+    if isinstance(error, pg_errors.ProgramLimitExceeded):
+        return PayloadTooLarge("payload exceeds what the database can store")
+    if isinstance(error, pg_errors.UniqueViolation):
+        # Another process stored the same stream (or bucket) first.
+        return StaleStream()
+    if isinstance(error, psycopg.OperationalError):
+        return StorageUnavailable()
+    return error
+
+
+def _params(commits: list[AppendCommit]) -> tuple[object, ...]:
+    """One ``ds_append`` call for a stream's consecutive commits (in order)."""
+    first, last = commits[0], commits[-1]
+    starts: list[int] = []
+    conts: list[bool] = []
+    datas: list[bytes] = []
+    for commit in commits:
+        s, c, d = chunks.pieces(commit.start, commit.messages)
+        starts += s
+        conts += c
+        datas += d
+    has_data = any(commit.messages for commit in commits)
+    last_write = max((c.last_access for c in commits if c.messages), default=last.last_access)
+    # Producer and Stream-Seq claims: the last of each name wins, as applied in order.
+    producers = {c.producer.producer_id: c.producer for c in commits if c.producer is not None}
+    seqs = {c.writer: c.stream_seq for c in commits if c.stream_seq is not None}
+    closing = next((c for c in commits if c.close), None)
+    closer = closing.producer if closing is not None else None
+    return (
+        first.stream_id,
+        first.version,
+        last.version,
+        first.start,
+        last.start + last.size,
+        has_data,
+        last.last_access,
+        last_write,
+        starts,
+        conts,
+        datas,
+        [p.producer_id for p in producers.values()],
+        [p.epoch for p in producers.values()],
+        [p.seq for p in producers.values()],
+        list(seqs),
+        list(seqs.values()),
+        closing is not None,
+        closer.producer_id if closer else None,
+        closer.epoch if closer else None,
+        closer.seq if closer else None,
+    )
+
+
+class Writer:
+    """Owns the write connection; every mutation goes through it, in order."""
+
+    def __init__(self, url: str, options: Mapping[str, Any], channel: str, origin: str) -> None:
+        self._url = url
+        self._options = options
+        self._channel = channel
+        self._origin = origin
+        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._conn: Conn | None = None
+        self._task: asyncio.Task[None] | None = None
+        # stream_id -> the last version of an append that failed: later ones build on it.
+        self._broken: dict[str, int] = {}
+        self.stats = WriterStats()
+
+    async def start(self) -> None:
+        self._conn = await self._connect()
+        self._task = asyncio.create_task(self._run(), name="ds-postgres-writer")
+
+    async def _connect(self) -> Conn:
+        return await psycopg.AsyncConnection.connect(self._url, autocommit=True, **self._options)
+
+    def append(self, commit: AppendCommit) -> asyncio.Future[None]:
+        """Queue an append; the future resolves once it is committed."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(_Job(future, commit=commit))
+        return future
+
+    def submit(self, work: Callable[[Conn], Awaitable[T]]) -> asyncio.Future[T]:
+        """Queue ``work`` (run inside the batch's transaction); resolves once committed."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(_Job(future, work=work))
+        return future
+
+    def reset(self, stream_id: str) -> None:
+        """The engine decides the stream's writes afresh (it reloaded the state)."""
+        self._broken.pop(stream_id, None)
+
+    async def stop(self) -> None:
+        """Commit what is queued, then close the connection."""
+        task, self._task = self._task, None
+        if task is not None:
+            self._queue.put_nowait(None)
+            await task
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    # -- the task -----------------------------------------------------------
+
+    async def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = await self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < _MAX_BATCH:
+                try:
+                    job = self._queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                if job is None:
+                    stopping = True
+                    break
+                batch.append(job)
+            await self._commit(batch)
+
+    async def _commit(self, batch: list[_Job]) -> None:
+        live = [job for job in batch if not self._refused(job)]
+        if not live:
+            return
+        try:
+            conn = await self._connection()
+            results = await self._transaction(conn, live, alone=False)
+        except Exception as error:
+            if isinstance(error, psycopg.OperationalError) or len(live) == 1:
+                self._fail(live, storage_error(error))
+            else:
+                for job in live:
+                    await self._commit([job])
+            return
+        for job, result in zip(live, results, strict=True):
+            _settle(job, result)
+
+    def _refused(self, job: _Job) -> bool:
+        """Fail an append decided on top of a failed one; True if it was."""
+        commit = job.commit
+        if commit is None:
+            return False
+        failed = self._broken.get(commit.stream_id)
+        if failed is None:
+            return False
+        if commit.version <= failed:
+            # Decided again on the rewound state: the chain is whole again.
+            del self._broken[commit.stream_id]
+            return False
+        self.stats.stale += 1
+        _settle(job, StaleStream())
+        return True
+
+    async def _connection(self) -> Conn:
+        conn = self._conn
+        if conn is None or conn.closed or conn.broken:
+            if conn is not None:
+                with contextlib.suppress(psycopg.Error):
+                    await conn.close()
+            self._conn = conn = await self._connect()
+        return conn
+
+    async def _transaction(self, conn: Conn, batch: list[_Job], *, alone: bool) -> list[Any]:
+        """Run ``batch`` in one transaction; each job's result or StaleStream."""
+        results: list[Any] = [None] * len(batch)
+        appended: list[str] = []
+        async with conn.transaction():
+            i = 0
+            while i < len(batch):
+                if batch[i].commit is None:
+                    work = batch[i].work
+                    assert work is not None
+                    results[i] = await work(conn)
+                    i += 1
+                    continue
+                j = i
+                while j < len(batch) and batch[j].commit is not None:
+                    j += 1
+                appended += await self._appends(conn, batch, i, j, results)
+                i = j
+            await feed.notify_appends(conn, self._channel, self._origin, appended)
+        self.stats.transactions += 1
+        self.stats.mutations += sum(1 for r in results if not isinstance(r, StaleStream))
+        return results
+
+    async def _appends(
+        self, conn: Conn, batch: list[_Job], i: int, j: int, results: list[Any]
+    ) -> list[str]:
+        """Store the appends ``batch[i:j]``, one fenced call per stream; the streams stored."""
+        groups: dict[str, list[int]] = {}
+        for k in range(i, j):
+            commit = batch[k].commit
+            assert commit is not None
+            groups.setdefault(commit.stream_id, []).append(k)
+        params = [_params([batch[k].commit for k in ks]) for ks in groups.values()]  # type: ignore[misc]
+        async with conn.cursor() as cursor:
+            await cursor.executemany(_APPEND, params, returning=True)
+            stored: list[str] = []
+            for stream_id, ks in groups.items():
+                row = await cursor.fetchone()
+                if row is not None and row[0]:
+                    stored.append(stream_id)
+                else:
+                    last = batch[ks[-1]].commit
+                    assert last is not None
+                    self._broken[stream_id] = last.version
+                    self.stats.stale += len(ks)
+                    for k in ks:
+                        results[k] = StaleStream()
+                cursor.nextset()
+        return stored
+
+    def _fail(self, jobs: list[_Job], error: Exception) -> None:
+        for job in jobs:
+            if job.commit is not None:
+                # What follows it in the flight was decided on top of it.
+                previous = self._broken.get(job.commit.stream_id, 0)
+                self._broken[job.commit.stream_id] = max(previous, job.commit.version)
+            _settle(job, error)
+
+
+def _settle(job: _Job, result: object) -> None:
+    future = job.future
+    if future.cancelled():
+        return
+    if isinstance(result, Exception):
+        future.set_exception(result)
+    else:
+        future.set_result(result)
