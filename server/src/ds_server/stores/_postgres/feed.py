@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -22,7 +23,7 @@ import psycopg
 from ds_server.stores.persistence import StreamChange
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 log = logging.getLogger("ds_server.postgres")
 
@@ -155,3 +156,64 @@ class Listener:
         except Exception:
             # One failing callback must not end the feed for every later change.
             log.exception("change feed callback failed")
+
+
+# A barrier's own notification: no stream changed; it marks a point in commit order.
+BARRIER = "barrier"
+_BARRIER_TIMEOUT_SECS = 10.0
+
+
+class Barriers:
+    """``barrier()``: a notification of our own, sent now and awaited through the feed.
+
+    Notifications arrive in commit order, so once ours is back every change
+    committed before it has been delivered too.
+    """
+
+    def __init__(self, channel: str, origin: str) -> None:
+        self._channel = channel
+        self._origin = origin
+        self._waiting: dict[str, asyncio.Future[None]] = {}
+
+    def passing(
+        self, on_change: Callable[[StreamChange | None], None]
+    ) -> Callable[[StreamChange | None], None]:
+        """``on_change`` behind a filter that takes barriers out of the feed."""
+
+        def deliver(change: StreamChange | None) -> None:
+            if change is None:
+                # Reconnected: a barrier sent meanwhile may be lost; the caller resyncs anyway.
+                self._release_all()
+            elif change.kind == BARRIER:
+                waiter = self._waiting.pop(change.stream_id, None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
+                return
+            on_change(change)
+
+        return deliver
+
+    async def cross(
+        self,
+        run: Callable[[Callable[[psycopg.AsyncConnection[Any]], Awaitable[Any]]], Awaitable[Any]],
+    ) -> None:
+        token = secrets.token_hex(8)
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting[token] = waiter
+        marker = StreamChange(BARRIER, token, "", 0, 0, False, self._origin)
+
+        async def send(conn: psycopg.AsyncConnection[Any]) -> None:
+            await notify(conn, self._channel, marker)
+
+        try:
+            await run(send)
+            async with asyncio.timeout(_BARRIER_TIMEOUT_SECS):
+                await asyncio.shield(waiter)
+        finally:
+            self._waiting.pop(token, None)
+
+    def _release_all(self) -> None:
+        waiting, self._waiting = self._waiting, {}
+        for waiter in waiting.values():
+            if not waiter.done():
+                waiter.set_result(None)

@@ -61,6 +61,7 @@ class PostgresPersistence(SharedPersistence):
         )
         self._started = False
         self._listeners: list[feed.Listener] = []
+        self._barriers = feed.Barriers(self._channel, self.origin)
 
     @property
     def stats(self) -> WriterStats:
@@ -216,7 +217,22 @@ class PostgresPersistence(SharedPersistence):
         version: int | None = await self._read(partial(rows.stream_version, stream_id=stream_id))
         return version
 
+    async def load_streams(self) -> list[StreamState]:
+        states: list[StreamState] = await self._read(rows.load_states)
+        return states
+
+    async def count_forks(self, stream_id: str) -> int:
+        count: int = await self._read(partial(rows.count_forks, stream_id=stream_id))
+        return count
+
     async def listen(self, on_change: Callable[[StreamChange | None], None]) -> None:
-        listener = feed.Listener(self._url, self._options, self._channel, on_change)
+        listener = feed.Listener(
+            self._url, self._options, self._channel, self._barriers.passing(on_change)
+        )
         await listener.start()
         self._listeners.append(listener)
+
+    async def barrier(self) -> None:
+        if not self._listeners:
+            return  # nobody listens: there is nothing to catch up on
+        await self._barriers.cross(self._read)

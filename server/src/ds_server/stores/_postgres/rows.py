@@ -156,6 +156,15 @@ async def stream_version(conn: psycopg.AsyncConnection[Any], stream_id: str) -> 
     return None if row is None else int(row[0])
 
 
+async def count_forks(conn: psycopg.AsyncConnection[Any], stream_id: str) -> int:
+    """How many stored streams (soft-deleted ones included) are forks of ``stream_id``."""
+    cursor = await conn.execute(
+        "SELECT count(*) FROM streams WHERE forked_from_id = %s", (stream_id,)
+    )
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
 async def load_buckets(conn: psycopg.AsyncConnection[Any]) -> list[tuple[str, float]]:
     """Every bucket as ``(bucket_id, created_at)``."""
     cursor = await conn.execute("SELECT bucket_id, created_at FROM buckets")
