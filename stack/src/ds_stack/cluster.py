@@ -10,6 +10,7 @@ one by one while the others serve.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
@@ -44,10 +45,14 @@ class Cluster:
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="ds-cluster-")
         self.workdir = workdir or Path(self._tmp.name if self._tmp else ".")
         self.workdir.mkdir(parents=True, exist_ok=True)
+        # Its own directory: the server may run as another user, who can't enter workdir.
+        self._postgres_dir = (
+            None if postgres_url else Path(tempfile.mkdtemp(prefix="ds-cluster-pg-"))
+        )
         self._own_postgres = (
             None
-            if postgres_url
-            else EmbeddedPostgres(PostgresConfig(data_dir=self.workdir / "postgres", durable=False))
+            if self._postgres_dir is None
+            else EmbeddedPostgres(PostgresConfig(data_dir=self._postgres_dir, durable=False))
         )
         self._postgres_url = postgres_url
         self.ports = [free_port() for _ in range(replicas)]
@@ -137,6 +142,8 @@ class Cluster:
         if self._own_postgres is not None:
             with contextlib.suppress(Exception):
                 self._own_postgres.stop()
+        if self._postgres_dir is not None:
+            shutil.rmtree(self._postgres_dir, ignore_errors=True)
         if self._tmp is not None:
             self._tmp.cleanup()
 

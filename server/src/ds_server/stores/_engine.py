@@ -491,10 +491,20 @@ class Engine(Store):
 
     async def lookup(self, path: str, *, touch: bool, catalog_locked: bool = False) -> Entry:
         """The live stream at ``path`` (``touch`` renews a sliding TTL); 404/410 otherwise."""
-        if self.shared is not None:
-            await self.shared.refresh(path)
+        shared = self.shared
+        if shared is not None:
+            held = await shared.refresh(path)
+            if held.state.is_expired(self.clock()):
+                # Another replica may have renewed it since we loaded it.
+                await shared.reload(held)
         entry = self._unexpired(path, touch=touch)
         if entry is not None:
+            if shared is not None and touch and entry.state.expiry.ttl_seconds is not None:
+                # Every replica decides expiry from the stored access time: store it now.
+                self._touched.pop(entry.state.stream_id, None)
+                await self._persistence.save_access(
+                    [(entry.state.stream_id, entry.state.last_access)]
+                )
             return entry
         entry = self._entries[path]
         state = entry.state
