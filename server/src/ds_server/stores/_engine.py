@@ -263,16 +263,17 @@ class Engine(Store):
         for _ in range(MAX_ROUNDS):
             entry = self._entries.get(path) or await shared.refresh(path)
             try:
-                return await self._append(request)
+                result = await self._append(request)
+                if result.outcome is not AppendOutcome.DUPLICATE or await self._is_current(entry):
+                    return result
+                # A duplicate echoes the producer's newest state: that of the stored one.
             except StaleStream:
-                entry.stale = True
+                pass
             except StoreError:
                 # Decided on the cache: an error must hold for the stored state too.
-                if self._entries.get(path) is entry and not entry.stale:
-                    stored = await self._persistence_version(entry)
-                    if stored == entry.state.version:
-                        raise
-                entry.stale = True
+                if await self._is_current(entry):
+                    raise
+            entry.stale = True
             await shared.refresh(path)
         raise StaleStream()
 
@@ -280,8 +281,12 @@ class Engine(Store):
         assert isinstance(self._persistence, SharedPersistence)
         return self._persistence
 
-    async def _persistence_version(self, entry: Entry) -> int | None:
-        return await self._shared_persistence().stream_version(entry.state.stream_id)
+    async def _is_current(self, entry: Entry) -> bool:
+        """Whether the cached state of ``entry`` is the stored one (shared backends)."""
+        if self._entries.get(entry.state.path) is not entry or entry.stale:
+            return False
+        stored = await self._shared_persistence().stream_version(entry.state.stream_id)
+        return stored == entry.state.version
 
     async def _append(self, request: AppendRequest) -> AppendResult:
         path = request.path
@@ -650,6 +655,10 @@ class Engine(Store):
             if base is None:
                 return
             base.state.fork_refs -= 1
+            if self.shared is not None:
+                # Another replica may have soft-deleted the source meanwhile.
+                with contextlib.suppress(StoreError):
+                    await self.shared.reload(base)
             current = base if base.state.soft_deleted and not await self._has_forks(base) else None
 
     async def _sweep_forever(self) -> None:
