@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -183,6 +183,9 @@ bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## 
 	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 	@# The compiled build is what production runs (`make wheel`), so it is what's measured.
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
+
+bench-cluster: $(VENV)/.synced bench/node/node_modules/.installed ## Postgres-store replicas: durable appends at 1/16/64 writers and SSE fan-out, 1 vs 3 replicas
+	$(VENV)/bin/ds-bench cluster
 
 bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput per backend, start-up time
 	$(VENV)/bin/ds-bench storage
