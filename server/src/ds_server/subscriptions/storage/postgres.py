@@ -63,13 +63,20 @@ Conn = psycopg.AsyncConnection[Any]
 class PostgresSubscriptionStorage(SubscriptionStorage):
     """Subscriptions in the database ``conninfo`` names, in ``schema``."""
 
-    def __init__(self, conninfo: str, schema: str = DEFAULT_SCHEMA) -> None:
+    def __init__(
+        self,
+        conninfo: str,
+        schema: str = DEFAULT_SCHEMA,
+        *,
+        connect_timeout_secs: float = _CONNECT_TIMEOUT_SECS,
+    ) -> None:
         self._schema = sql.Identifier(schema)
+        self._timeout = connect_timeout_secs
         self._pool = AsyncConnectionPool(
             conninfo,
             min_size=1,
             max_size=_POOL_MAX,
-            timeout=_CONNECT_TIMEOUT_SECS,
+            timeout=connect_timeout_secs,
             kwargs={"autocommit": True},
             check=AsyncConnectionPool.check_connection,
             open=False,
@@ -77,7 +84,7 @@ class PostgresSubscriptionStorage(SubscriptionStorage):
 
     async def open(self) -> None:
         try:
-            await self._pool.open(wait=True, timeout=_CONNECT_TIMEOUT_SECS)
+            await self._pool.open(wait=True, timeout=self._timeout)
         except psycopg.Error as exc:
             raise SubscriptionStorageError(f"subscription storage: {exc}") from exc
 
