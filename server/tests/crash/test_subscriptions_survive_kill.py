@@ -116,9 +116,12 @@ def test_subscriptions_survive_sigkill(
         server.start()
         client = httpx.Client(base_url=f"{server.url}/v1/stream", timeout=10)
         clients.append(client)
-        for sub_id in ("hook", "pull"):
+        for sub_id, body in (("hook", hook), ("pull", pull)):
             assert client.get(_sub(client, sub_id)).json() == views[sub_id]
             assert _acked(client, sub_id) == {"events/a": tail1}
+            # The same PUT again (as ds-sync does on reconnecting) confirms it.
+            again = client.put(_sub(client, sub_id), content=json.dumps(body), headers=JSON)
+            assert again.status_code == 200, again.text
 
         # The outstanding work wakes again, newer than anything handed out before,
         # signed with the same key.

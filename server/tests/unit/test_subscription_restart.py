@@ -236,3 +236,25 @@ async def test_storage_failure_refuses_the_request_and_changes_nothing_stored(
         "pull", SubscriptionType.PULL_WAKE, grant["token"], _ack(grant, offset, done=True)
     )
     assert (await world.storage.load_all())[0].links["events/a"].acked == int(offset)
+
+
+async def test_a_wake_that_could_not_be_stored_starts_once_storage_is_back(world: World) -> None:
+    manager = await world.manager()
+    await manager.put(_pull_spec(), ROOT)
+    world.storage.failing = True
+    await world.write(manager, "events/a", b"{}")
+    await world.write(manager, "events/a", b"{}")
+    await _settled(manager)
+    sub = manager.get("pull")
+    assert sub.wake is None
+    assert sub.wake_retrying
+    world.storage.failing = False
+    for _ in range(500):  # the first retry comes after about a second
+        if sub.wake is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert sub.wake is not None
+    assert not sub.wake_retrying
+    (stored,) = await world.storage.load_all()
+    assert stored.generation == sub.wake.generation
+    assert "events/a" in stored.links

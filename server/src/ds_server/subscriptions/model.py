@@ -102,6 +102,7 @@ class Subscription:
     lease_nonce: int = 0
     lease_task: asyncio.Task[None] | None = None
     poke_scheduled: bool = False
+    wake_retrying: bool = False  # a background retry of the next wake is running
     deleted: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 

@@ -105,20 +105,25 @@ class Waker:
             return await self.start_if_pending(sub, preferred)
         except StorageUnavailable as exc:
             log.warning("starting a wake of %s failed: %s; retrying", sub.id, exc.__cause__)
-            self._tasks.spawn(self._retry_wake(sub, preferred), name=f"retry {sub.id}")
+            if not sub.wake_retrying:
+                sub.wake_retrying = True
+                self._tasks.spawn(self._retry_wake(sub, preferred), name=f"retry {sub.id}")
             return False
 
     async def _retry_wake(self, sub: Subscription, preferred: str | None) -> None:
         retries = 0
-        while not sub.deleted:
-            retries += 1
-            await asyncio.sleep(backoff_seconds(retries))
-            async with sub.lock:
-                try:
-                    await self.start_if_pending(sub, preferred)
-                    return
-                except StorageUnavailable:
-                    continue
+        try:
+            while not sub.deleted:
+                retries += 1
+                await asyncio.sleep(backoff_seconds(retries))
+                async with sub.lock:
+                    try:
+                        await self.start_if_pending(sub, preferred)
+                        return
+                    except StorageUnavailable:
+                        continue
+        finally:
+            sub.wake_retrying = False
 
     async def start_if_pending(self, sub: Subscription, preferred: str | None) -> bool:
         """Start the next wake if none is outstanding and work is pending (lock held)."""
