@@ -28,6 +28,7 @@ from ds_server.routes.viewer import viewer_router
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
 from ds_server.subscriptions import SubscriptionManager
+from ds_server.subscriptions.storage import open_subscription_storage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -89,13 +90,17 @@ def create_app(
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
     subs = SubscriptionManager(
-        store, allow_private_webhooks=settings.subscriptions.webhook_allow_private
+        store,
+        storage=open_subscription_storage(settings),
+        allow_private_webhooks=settings.subscriptions.webhook_allow_private,
     )
     ctx = ServerContext(settings=settings, store=store, events=subs)
 
     async def on_startup(app: Litestar) -> None:
         store.live.bind(asyncio.get_running_loop())
         await store.start()
+        # Subscriptions check their links against the open store.
+        await subs.start()
 
     async def on_shutdown(app: Litestar) -> None:
         await subs.close()

@@ -69,7 +69,7 @@ def test_valid_acks_are_returned_not_applied() -> None:
     accepted = validate_acks([("a", format_offset(8))], links, {"a": 10})
     assert accepted == {"a": 8}
     assert links["a"].acked == 5
-    apply_acks(links, accepted)
+    assert apply_acks(links, accepted) == ["a"]
     assert links["a"].acked == 8
 
 
@@ -99,7 +99,7 @@ def test_bad_acks(path: str, offset: str) -> None:
 
 def test_apply_never_moves_back() -> None:
     links = _links()
-    apply_acks(links, {"a": 2, "missing": 9})
+    assert apply_acks(links, {"a": 2, "missing": 9}) == []
     assert links["a"].acked == 5
 
 

@@ -91,3 +91,26 @@ def test_deleted_stream_drops_glob_and_resets_explicit() -> None:
     membership.forget_stream(sub, "manual/a")
     assert "events/x" not in sub.links
     assert sub.links["manual/a"].acked == 0
+
+
+def test_every_change_is_marked_unsaved_and_nothing_else() -> None:
+    sub = _sub()
+    membership.link_on_data(sub, "other/x")
+    membership.unlink_explicit(sub, "never/linked")
+    membership.forget_stream(sub, "never/linked")
+    assert sub.unsaved == set()
+    membership.link_on_data(sub, "events/x")
+    membership.link_explicit(sub, "manual/a", 5)
+    membership.link_existing(sub, "events/old", 3)
+    assert sub.unsaved == {"events/x", "manual/a", "events/old"}
+    sub.unsaved.clear()
+    # Repeats change nothing.
+    membership.link_on_data(sub, "events/x")
+    membership.link_explicit(sub, "manual/a", 9)
+    membership.link_existing(sub, "events/old", 7)
+    assert sub.unsaved == set()
+    membership.unlink_explicit(sub, "manual/a")
+    membership.forget_stream(sub, "events/x")
+    membership.unlink(sub, "events/old")
+    assert sub.unsaved == {"manual/a", "events/x", "events/old"}
+    assert sub.links == {}

@@ -10,9 +10,10 @@ wakes the subscription again, so nothing goes unnoticed, and claims are
 spaced by ``wake_interval_secs`` so a busy server costs a few wakes a
 second, not one per append.
 
-Subscriptions live in the server's memory. Whenever the wake stream's
-connection ends, they are put again; a subscription the server had lost
-is created anew and a rescan covers whatever its wakes would have said.
+The server stores subscriptions (except on its ``memory`` backend).
+Whenever the wake stream's connection ends, they are put again anyway; a
+subscription the server had lost is created anew and a rescan covers
+whatever its wakes would have said.
 The wake stream's history is dropped with a snapshot every MiB.
 """
 

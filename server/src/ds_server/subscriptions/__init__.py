@@ -1,6 +1,8 @@
 """Webhook and pull-wake subscriptions to streams (the reserved ``__ds`` API).
 
-Subscriptions are kept in memory, per process.
+Subscriptions are kept in ``storage`` beside the streams (SQLite under the
+data directory, Postgres for shared backends, nothing for ``memory``), so
+they survive restarts.
 """
 
 from __future__ import annotations

@@ -88,3 +88,9 @@ class UnsupportedMediaType(SubscriptionError):
     status = 415
     code = "UNSUPPORTED_MEDIA_TYPE"
     message = "request body must be application/json"
+
+
+class StorageUnavailable(SubscriptionError):
+    status = 503
+    code = "STORAGE_UNAVAILABLE"
+    message = "subscription storage is unavailable; retry"

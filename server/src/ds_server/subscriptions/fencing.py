@@ -63,12 +63,15 @@ def validate_acks(
     return accepted
 
 
-def apply_acks(links: Mapping[str, Link], positions: Mapping[str, int]) -> None:
-    """Move ack positions forward (never back)."""
+def apply_acks(links: Mapping[str, Link], positions: Mapping[str, int]) -> list[str]:
+    """Move ack positions forward (never back); the paths that moved."""
+    moved = []
     for path, position in positions.items():
         link = links.get(path)
-        if link is not None:
-            link.acked = max(link.acked, position)
+        if link is not None and position > link.acked:
+            link.acked = position
+            moved.append(path)
+    return moved
 
 
 def pending(states: Iterable[StreamState]) -> list[StreamState]:

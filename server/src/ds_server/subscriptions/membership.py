@@ -1,7 +1,8 @@
 """Which streams a subscription covers: glob matches and explicit links.
 
 Pure operations on ``Subscription.links``; the manager decides when to call
-them and supplies stream tails it read from the store.
+them and supplies stream tails it read from the store. Every change marks
+the path unsaved, for the manager to write to storage.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def link_existing(sub: Subscription, path: str, tail: int | None) -> None:
     """Link a stream that existed when the subscription was made; its old data is not pending."""
     if path not in sub.links and pattern_matches(sub, path):
         sub.links[path] = Link(explicit=False, glob=True, acked=tail if tail is not None else 0)
+        sub.unsaved.add(path)
 
 
 def link_on_data(sub: Subscription, path: str) -> bool:
@@ -38,8 +40,11 @@ def link_on_data(sub: Subscription, path: str) -> bool:
         if not glob:
             return False
         sub.links[path] = Link(explicit=False, glob=True, acked=NOTHING_ACKED)
+        sub.unsaved.add(path)
         return True
-    link.glob = link.glob or glob
+    if glob and not link.glob:
+        link.glob = True
+        sub.unsaved.add(path)
     return True
 
 
@@ -49,18 +54,22 @@ def link_explicit(sub: Subscription, path: str, tail: int | None) -> None:
     if link is None:
         acked = tail if tail is not None else 0
         sub.links[path] = Link(explicit=True, glob=pattern_matches(sub, path), acked=acked)
+    elif link.explicit:
+        return
     else:
         link.explicit = True
+    sub.unsaved.add(path)
 
 
 def unlink_explicit(sub: Subscription, path: str) -> None:
     """Drop the explicit link; a glob match stays linked with its ack position."""
     link = sub.links.get(path)
-    if link is None:
+    if link is None or not link.explicit:
         return
     link.explicit = False
     if not link.glob:
         del sub.links[path]
+    sub.unsaved.add(path)
 
 
 def forget_stream(sub: Subscription, path: str) -> None:
@@ -73,3 +82,10 @@ def forget_stream(sub: Subscription, path: str) -> None:
         link.acked = 0
     else:
         del sub.links[path]
+    sub.unsaved.add(path)
+
+
+def unlink(sub: Subscription, path: str) -> None:
+    """Drop ``path`` whatever linked it (it became a wake stream)."""
+    if sub.links.pop(path, None) is not None:
+        sub.unsaved.add(path)

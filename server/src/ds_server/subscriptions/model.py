@@ -1,9 +1,11 @@
 """Subscription configuration and live state.
 
-Subscriptions are held in memory, per process: they (and their leases,
-acks and wake generations) are lost on restart and are not shared between
-workers. The configuration is an immutable value; the live state is owned by
-the manager and changed only under the subscription's lock.
+The configuration is an immutable value; the live state is owned by the
+manager and changed only under the subscription's lock. What outlives the
+process (``storage``): the configuration, the links with their ack positions
+and the last wake generation. An outstanding wake, its token holder and lease
+live only in memory: after a restart, pending work wakes again under a new
+generation.
 """
 
 from __future__ import annotations
@@ -91,12 +93,16 @@ class Subscription:
     created_at: float
     links: dict[str, Link] = field(default_factory=dict)
     generation: int = 0
+    # What storage holds: the generation, and paths whose link changed since.
+    saved_generation: int = 0
+    unsaved: set[str] = field(default_factory=set)
     wake: Wake | None = None
     failed: bool = False  # the last webhook delivery / wake append failed; retrying
     retry_count: int = 0
     lease_nonce: int = 0
     lease_task: asyncio.Task[None] | None = None
     poke_scheduled: bool = False
+    wake_retrying: bool = False  # a background retry of the next wake is running
     deleted: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -107,6 +113,11 @@ class Subscription:
     @property
     def status(self) -> str:
         return "failed" if self.failed else "active"
+
+    @property
+    def dirty(self) -> bool:
+        """Whether the live state differs from what storage holds."""
+        return bool(self.unsaved) or self.generation != self.saved_generation
 
 
 def offset_text(position: int) -> str:

@@ -2,9 +2,9 @@
 
 Receivers verify ``webhook-signature: t=<unix>,kid=<kid>,ed25519=<sig>``
 over the bytes ``"<t>." + body`` with the public key named by ``kid``, so
-there is no shared secret to hand out or leak. One key per process: it must
-outlive every subscription that points at it, and subscriptions live in
-memory too.
+there is no shared secret to hand out or leak. The key must outlive every
+subscription that points at it, so it is kept in subscription storage with
+them (as raw private-key bytes).
 """
 
 from __future__ import annotations
@@ -58,6 +58,17 @@ class SigningKey:
         kid = "ds_" + b64url(hashlib.sha256(canonical.encode("ascii")).digest())
         jwk = {"kty": "OKP", "crv": "Ed25519", "x": x, "kid": kid, "use": "sig", "alg": "EdDSA"}
         return cls(private_key=private_key, kid=kid, public_jwk=jwk)
+
+    @classmethod
+    def from_private_bytes(cls, raw: bytes) -> SigningKey:
+        """The key pair whose private key is ``raw`` (32 bytes, as ``private_bytes`` gives)."""
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        return cls.from_private_key(Ed25519PrivateKey.from_private_bytes(raw))
+
+    def private_bytes(self) -> bytes:
+        """The private key, raw, for storage."""
+        return self.private_key.private_bytes_raw()
 
     def signature_header(self, body: bytes, timestamp: int) -> str:
         """The ``webhook-signature`` value for ``body`` sent at ``timestamp`` (Unix seconds)."""

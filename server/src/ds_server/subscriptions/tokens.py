@@ -1,9 +1,10 @@
 """Bearer tokens for callbacks and pull-wake acks, verifiable without storage.
 
 A token is ``<generation>.<expires>.<nonce>.<mac>`` where the MAC binds the
-first three parts to the subscription id under a per-process secret. A valid
+first three parts to the subscription id under the server's secret. A valid
 MAC proves the server issued the token, so a stale one can be answered with
-FENCED (it belongs to an older wake) rather than TOKEN_INVALID.
+FENCED (it belongs to an older wake) rather than TOKEN_INVALID. The secret is
+kept in subscription storage, so this holds across restarts too.
 """
 
 from __future__ import annotations
@@ -20,11 +21,15 @@ _TOKEN_RE = re.compile(r"(0|[1-9][0-9]{0,15})\.([0-9]{1,12})\.([0-9a-f]{16})\.([
 
 
 class CallbackTokens:
-    """Mints and verifies wake tokens with one secret per process."""
+    """Mints and verifies wake tokens with one secret (random until ``use_secret``)."""
 
     def __init__(self, secret: bytes | None = None, lifetime_secs: int = TOKEN_LIFETIME_SECS):
         self._secret = secret or secrets.token_bytes(32)
         self._lifetime = lifetime_secs
+
+    def use_secret(self, secret: bytes) -> None:
+        """Mint and verify with ``secret`` from now on (the stored one, at start)."""
+        self._secret = secret
 
     def mint(self, subscription_id: str, generation: int, now: float) -> str:
         """A token for wake ``generation`` of the subscription, valid from ``now``."""

@@ -7,6 +7,10 @@ Webhook wakes are POSTed (retried with backoff while the wake is current);
 pull-wake wakes are announced on the wake stream and claimed by a worker.
 Every transition runs under the subscription's lock; background steps
 re-check that their wake is still the current one before acting.
+
+A wake's generation is in storage before its token exists, and acks are in
+storage before they are answered (``saver``). When storage fails where no
+request waits for the outcome, the next wake is retried with backoff.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from ds_server.stores.base import AppendRequest
 from ds_server.stores.errors import StoreError
 from ds_server.subscriptions import render
 from ds_server.subscriptions._tasks import cancel_unless_current
-from ds_server.subscriptions.errors import AlreadyClaimed, NoPendingWork
+from ds_server.subscriptions.errors import AlreadyClaimed, NoPendingWork, StorageUnavailable
 from ds_server.subscriptions.fencing import apply_acks, check_fence, pending, pick_trigger
 from ds_server.subscriptions.fencing import validate_acks as checked_acks
 from ds_server.subscriptions.model import StreamState, SubscriptionType, Wake
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from ds_server.subscriptions.delivery import WebhookSender
     from ds_server.subscriptions.model import Subscription
     from ds_server.subscriptions.payloads import AckBody
+    from ds_server.subscriptions.saver import Saver
     from ds_server.subscriptions.tokens import CallbackTokens
 
 log = logging.getLogger("ds_server.subscriptions")
@@ -51,9 +56,11 @@ class Waker:
         tokens: CallbackTokens,
         sender: WebhookSender,
         tasks: TaskOwner,
+        saver: Saver,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
+        self._saver = saver
         self._tokens = tokens
         self._sender = sender
         self._tasks = tasks
@@ -74,10 +81,49 @@ class Waker:
         ]
 
     async def poke(self, sub: Subscription, path: str) -> None:
-        """Data arrived on ``path``: start a wake unless one is outstanding."""
+        """Data arrived on ``path``: save new links, start a wake unless one is outstanding."""
         async with sub.lock:
             sub.poke_scheduled = False
-            await self.start_if_pending(sub, path)
+            await self.save_quietly(sub)
+            await self.next_wake(sub, path)
+
+    async def save_later(self, sub: Subscription) -> None:
+        """Save link changes made outside the lock (by stream events)."""
+        async with sub.lock:
+            await self.save_quietly(sub)
+
+    async def save_quietly(self, sub: Subscription) -> None:
+        """Save what changed (lock held); on failure log it: the next save carries it."""
+        try:
+            await self._saver.save(sub)
+        except StorageUnavailable as exc:
+            log.warning("saving subscription %s failed: %s", sub.id, exc.__cause__)
+
+    async def next_wake(self, sub: Subscription, preferred: str | None) -> bool:
+        """``start_if_pending``, retried in the background while storage fails (lock held)."""
+        try:
+            return await self.start_if_pending(sub, preferred)
+        except StorageUnavailable as exc:
+            log.warning("starting a wake of %s failed: %s; retrying", sub.id, exc.__cause__)
+            if not sub.wake_retrying:
+                sub.wake_retrying = True
+                self._tasks.spawn(self._retry_wake(sub, preferred), name=f"retry {sub.id}")
+            return False
+
+    async def _retry_wake(self, sub: Subscription, preferred: str | None) -> None:
+        retries = 0
+        try:
+            while not sub.deleted:
+                retries += 1
+                await asyncio.sleep(backoff_seconds(retries))
+                async with sub.lock:
+                    try:
+                        await self.start_if_pending(sub, preferred)
+                        return
+                    except StorageUnavailable:
+                        continue
+        finally:
+            sub.wake_retrying = False
 
     async def start_if_pending(self, sub: Subscription, preferred: str | None) -> bool:
         """Start the next wake if none is outstanding and work is pending (lock held)."""
@@ -86,11 +132,13 @@ class Waker:
         states = await self.stream_states(sub)
         if not pending(states):
             return False
-        self._open(sub, states, pick_trigger(states, preferred))
+        await self._open(sub, states, pick_trigger(states, preferred))
         return True
 
-    def _open(self, sub: Subscription, states: list[StreamState], trigger: str) -> Wake:
+    async def _open(self, sub: Subscription, states: list[StreamState], trigger: str) -> Wake:
         sub.generation += 1
+        # Durable before any token names it: a restarted server never reuses it.
+        await self._saver.save(sub)
         wake = Wake(
             wake_id="w_" + secrets.token_hex(12),
             generation=sub.generation,
@@ -130,7 +178,7 @@ class Waker:
             if wake is None or wake.wake_id != wake_id or sub.lease_nonce != nonce:
                 return
             self.end(sub)
-            await self.start_if_pending(sub, wake.trigger)
+            await self.next_wake(sub, wake.trigger)
 
     async def claim(self, sub: Subscription, worker: str) -> render.JSON:
         """Give the outstanding (or a new) pull-wake to ``worker`` under a fresh lease."""
@@ -144,7 +192,7 @@ class Waker:
                     self.end(sub)
                 raise NoPendingWork()
             if wake is None:
-                wake = self._open(sub, states, pick_trigger(states, None))
+                wake = await self._open(sub, states, pick_trigger(states, None))
             token = self._tokens.mint(sub.id, wake.generation, self._clock())
             wake = replace(wake, snapshot=_snapshot(states), token=token, holder=worker)
             sub.wake = wake
@@ -165,12 +213,13 @@ class Waker:
                 generation=body.generation,
             )
             tails = {path: await self.tail(path) for path, _ in acks}
-            apply_acks(sub.links, checked_acks(acks, sub.links, tails))
+            sub.unsaved.update(apply_acks(sub.links, checked_acks(acks, sub.links, tails)))
+            await self._saver.save(sub)  # answered only once durable
             if not body.done:
                 self.start_lease(sub)
                 return False
             self.end(sub)
-            return await self.start_if_pending(sub, wake.trigger)
+            return await self.next_wake(sub, wake.trigger)
 
     async def release(
         self, sub: Subscription, *, token: str, token_generation: int, wake_id: str, generation: int
@@ -185,7 +234,7 @@ class Waker:
                 generation=generation,
             )
             self.end(sub)
-            await self.start_if_pending(sub, wake.trigger)
+            await self.next_wake(sub, wake.trigger)
 
     async def _deliver(self, sub: Subscription, wake: Wake, body: bytes) -> None:
         assert sub.spec.webhook_url is not None
@@ -200,9 +249,10 @@ class Waker:
                         self.start_lease(sub)
                         return
                     # A synchronous "done" acknowledges exactly what the wake showed.
-                    apply_acks(sub.links, wake.snapshot)
+                    sub.unsaved.update(apply_acks(sub.links, wake.snapshot))
+                    await self.save_quietly(sub)
                     self.end(sub)
-                    await self.start_if_pending(sub, wake.trigger)
+                    await self.next_wake(sub, wake.trigger)
                     return
                 sub.failed = True
                 sub.retry_count += 1

@@ -1,0 +1,52 @@
+"""Which subscription store goes with which stream backend (``DS_STORAGE__MODE``).
+
+Subscriptions live beside the streams: nowhere for ``memory`` (the streams
+do not outlive the process either), a SQLite file under the data directory
+for the file and SQLite backends. A backend shared by several processes
+needs a shared store too: ``PostgresSubscriptionStorage``, wired here with
+one line once the settings name its database.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ds_server.settings import Settings
+    from ds_server.subscriptions.storage.base import SubscriptionStorage
+
+
+def _memory(settings: Settings) -> SubscriptionStorage:
+    from ds_server.subscriptions.storage.memory import MemorySubscriptionStorage
+
+    return MemorySubscriptionStorage()
+
+
+def _sqlite(settings: Settings) -> SubscriptionStorage:
+    from ds_server.subscriptions.storage.sqlite import SqliteSubscriptionStorage
+
+    return SqliteSubscriptionStorage.from_settings(settings)
+
+
+# Imports stay inside the factories: a server loads only the store it uses.
+STORAGES: dict[str, Callable[[Settings], SubscriptionStorage]] = {
+    "memory": _memory,
+    "file-durable": _sqlite,
+    "file-fast": _sqlite,
+    "sqlite": _sqlite,
+}
+
+
+class NoSubscriptionStorage(ValueError):
+    """The storage mode has no subscription store."""
+
+
+def open_subscription_storage(settings: Settings) -> SubscriptionStorage:
+    """The (not yet opened) subscription store for ``settings.storage.mode``."""
+    mode = settings.storage.mode
+    factory = STORAGES.get(mode)
+    if factory is None:
+        raise NoSubscriptionStorage(f"DS_STORAGE__MODE={mode!r} has no subscription storage")
+    return factory(settings)
