@@ -16,10 +16,12 @@ from litestar import Litestar, Router
 from litestar.plugins.core import MsgspecDIPlugin
 
 from ds_server.auth import GatewayGuard
+from ds_server.cluster.cluster import Cluster
 from ds_server.edge.cors import Cors
 from ds_server.edge.errors import EXCEPTION_HANDLERS
 from ds_server.edge.layer import Edge
 from ds_server.edge.surfaces import BUCKET_PREFIX, STREAM_PREFIX
+from ds_server.events import StreamEvents
 from ds_server.live import LiveNotifier
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
@@ -89,21 +91,37 @@ def create_app(
     """
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
-    subs = SubscriptionManager(
-        store,
-        storage=open_subscription_storage(settings),
-        allow_private_webhooks=settings.subscriptions.webhook_allow_private,
+
+    def subscription_manager() -> SubscriptionManager:
+        return SubscriptionManager(
+            store,
+            storage=open_subscription_storage(settings),
+            allow_private_webhooks=settings.subscriptions.webhook_allow_private,
+        )
+
+    cluster = Cluster.of(settings, store, subscription_manager)
+    subs = None if cluster else subscription_manager()
+    ctx = ServerContext(
+        settings=settings,
+        store=store,
+        events=cluster.lead if cluster else (subs or StreamEvents()),
+        lead=cluster.lead if cluster else None,
     )
-    ctx = ServerContext(settings=settings, store=store, events=subs)
 
     async def on_startup(app: Litestar) -> None:
         store.live.bind(asyncio.get_running_loop())
         await store.start()
         # Subscriptions check their links against the open store.
-        await subs.start()
+        if subs is not None:
+            await subs.start()
+        if cluster is not None:
+            await cluster.start()
 
     async def on_shutdown(app: Litestar) -> None:
-        await subs.close()
+        if subs is not None:
+            await subs.close()
+        if cluster is not None:
+            await cluster.stop()
         await store.stop()
 
     # Stream operations themselves are served by the dispatcher at the edge;
@@ -126,7 +144,7 @@ def create_app(
     )
     route_handlers: list[ControllerRouterHandler] = [
         health.healthz,
-        subscriptions.router(),
+        subscriptions.router(cluster.forwarder if cluster else None),
         stream_routes,
         bucket_routes,
     ]

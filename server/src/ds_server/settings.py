@@ -188,6 +188,15 @@ class SubscriptionsSection(BaseModel):
     )
 
 
+class ClusterSection(BaseModel):
+    advertise_url: str = Field(
+        default="",
+        description="`postgres` with several replicas: the URL other replicas reach this one "
+        "at (they forward subscription requests to the one that runs them); "
+        "default `http://{DS_SERVER__HOST}:{DS_SERVER__PORT}`",
+    )
+
+
 class Settings(BaseSettings):
     """All settings of ds-server; every field can be set as ``DS_<SECTION>__<NAME>``."""
 
@@ -201,6 +210,7 @@ class Settings(BaseSettings):
     storage: StorageSection = StorageSection()
     auth: AuthSection = AuthSection()
     subscriptions: SubscriptionsSection = SubscriptionsSection()
+    cluster: ClusterSection = ClusterSection()
 
 
 class SettingsError(ValueError):

@@ -1,4 +1,8 @@
-"""Subscription requests that reach a replica other than the leader go on to the leader."""
+"""Subscription requests that reach a replica other than the leader go on to the leader.
+
+The Host header goes along: subscriptions answer with URLs built from it,
+which must be the gateway's, not the leader's own address.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,6 @@ _HOP_BY_HOP = frozenset(
         "te",
         "trailer",
         "upgrade",
-        "host",
         "content-length",
         "proxy-connection",
     }

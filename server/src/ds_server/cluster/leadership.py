@@ -50,7 +50,26 @@ class Leadership:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._campaign())
+        """Take the lead, or learn who has it, before returning (then keep campaigning)."""
+        first: psycopg.AsyncConnection[tuple[object, ...]] | None = None
+        try:
+            first = await self._connect()
+            await self._round(first)
+        except (psycopg.Error, OSError) as error:
+            log.warning("subscription leadership: %s; retrying", error)
+            if first is not None:
+                await first.close()
+            first = None
+        self._task = asyncio.create_task(self._campaign(first))
+
+    async def _connect(self) -> psycopg.AsyncConnection[tuple[object, ...]]:
+        conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+        try:
+            await self._prepare(conn)
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -60,17 +79,15 @@ class Leadership:
         if self.is_leader:
             await self._depose()
 
-    async def _campaign(self) -> None:
+    async def _campaign(self, conn: psycopg.AsyncConnection[tuple[object, ...]] | None) -> None:
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(
-                    self._conninfo, autocommit=True
-                ) as conn:
-                    await self._prepare(conn)
+                async with conn or await self._connect() as held:
                     while True:
-                        await self._round(conn)
                         await asyncio.sleep(RETRY_SECS)
+                        await self._round(held)
             except (psycopg.Error, OSError) as error:
+                conn = None
                 log.warning("subscription leadership: %s; retrying", error)
                 if self.is_leader:
                     await self._depose()

@@ -12,6 +12,7 @@ from ds_server.routes._fanout import Tails
 from ds_server.routes._sse import SharedFrames, SseReads
 
 if TYPE_CHECKING:
+    from ds_server.cluster.lead import SubscriptionLead
     from ds_server.settings import Settings
     from ds_server.stores.base import Store
 
@@ -21,6 +22,8 @@ class ServerContext:
     settings: Settings
     store: Store
     events: StreamEvents = field(default_factory=StreamEvents)
+    # On a cluster: the subscription manager, while this replica runs them.
+    lead: SubscriptionLead | None = None
     # What SSE readers share: frames, and the fan-out groups at streams' tails.
     sse: SseReads = field(init=False)
 

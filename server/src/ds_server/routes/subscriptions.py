@@ -25,7 +25,7 @@ from ds_server.subscriptions.errors import SubscriptionNotFound, TokenInvalid, U
 from ds_server.subscriptions.signing import JWKS_CONTENT_TYPE
 
 if TYPE_CHECKING:
-    from litestar.types import ExceptionHandlersMap
+    from litestar.types import BeforeRequestHookHandler, ExceptionHandlersMap
 
 Req = Request[Any, Any, Any]
 # Declared explicitly: Litestar deprecates inferring where a handler argument comes from.
@@ -121,11 +121,16 @@ async def unknown_route(request: Req) -> Response[bytes]:
     raise SubscriptionNotFound("no such __ds route")
 
 
-def router() -> Router:
-    """The ``__ds`` routes: the server's API under the stream prefix."""
+def router(before: BeforeRequestHookHandler | None = None) -> Router:
+    """The ``__ds`` routes: the server's API under the stream prefix.
+
+    ``before``: on a cluster, what passes the request on to the replica that
+    runs the subscriptions, unless it is this one.
+    """
     handlers: ExceptionHandlersMap = {SubscriptionError: _error}
     return Router(
         path=SERVER_API_PREFIX,
+        before_request=before,
         route_handlers=[
             put_subscription,
             get_subscription,
@@ -170,7 +175,8 @@ async def _settle(request: Req, sub_id: str, kind: SubscriptionType) -> Response
 
 
 def _manager(request: Req) -> SubscriptionManager:
-    events = context(request).events
+    ctx = context(request)
+    events = ctx.lead.manager if ctx.lead is not None else ctx.events
     if not isinstance(events, SubscriptionManager):
         raise SubscriptionNotFound("subscriptions are not enabled on this server")
     return events
