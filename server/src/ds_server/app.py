@@ -144,7 +144,7 @@ def create_app(
     )
     route_handlers: list[ControllerRouterHandler] = [
         health.healthz,
-        subscriptions.router(cluster.forwarder if cluster else None),
+        subscriptions.router(),
         stream_routes,
         bucket_routes,
     ]

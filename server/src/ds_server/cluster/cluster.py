@@ -34,6 +34,7 @@ class Cluster:
             on_deposed=self.lead.deposed,
         )
         self.forwarder = Forwarder(self.leadership)
+        self.lead.forward = self.forwarder
 
     @classmethod
     def of(

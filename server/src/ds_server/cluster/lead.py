@@ -10,7 +10,7 @@ from ds_server.events import StreamEvents
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ds_server.cluster.leadership import Leadership
+    from ds_server.cluster.forwarding import Forwarder
     from ds_server.subscriptions import SubscriptionManager
 
 log = logging.getLogger("ds_server.cluster")
@@ -27,7 +27,8 @@ class SubscriptionLead(StreamEvents):
     def __init__(self, build: Callable[[], SubscriptionManager]) -> None:
         self._build = build
         self.manager: SubscriptionManager | None = None
-        self.leadership: Leadership | None = None
+        # Passes subscription requests on to the leader when it is another replica.
+        self.forward: Forwarder | None = None
 
     async def elected(self) -> None:
         manager = self._build()

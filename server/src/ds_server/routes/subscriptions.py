@@ -25,7 +25,7 @@ from ds_server.subscriptions.errors import SubscriptionNotFound, TokenInvalid, U
 from ds_server.subscriptions.signing import JWKS_CONTENT_TYPE
 
 if TYPE_CHECKING:
-    from litestar.types import BeforeRequestHookHandler, ExceptionHandlersMap
+    from litestar.types import ExceptionHandlersMap
 
 Req = Request[Any, Any, Any]
 # Declared explicitly: Litestar deprecates inferring where a handler argument comes from.
@@ -121,16 +121,20 @@ async def unknown_route(request: Req) -> Response[bytes]:
     raise SubscriptionNotFound("no such __ds route")
 
 
-def router(before: BeforeRequestHookHandler | None = None) -> Router:
-    """The ``__ds`` routes: the server's API under the stream prefix.
+async def _to_leader(request: Req) -> Response[bytes] | None:
+    """On a cluster, pass the request on to the replica that runs the subscriptions."""
+    lead = context(request).lead
+    if lead is None or lead.forward is None:
+        return None
+    return await lead.forward(request)
 
-    ``before``: on a cluster, what passes the request on to the replica that
-    runs the subscriptions, unless it is this one.
-    """
+
+def router() -> Router:
+    """The ``__ds`` routes: the server's API under the stream prefix."""
     handlers: ExceptionHandlersMap = {SubscriptionError: _error}
     return Router(
         path=SERVER_API_PREFIX,
-        before_request=before,
+        before_request=_to_leader,
         route_handlers=[
             put_subscription,
             get_subscription,

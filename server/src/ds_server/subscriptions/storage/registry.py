@@ -2,9 +2,8 @@
 
 Subscriptions live beside the streams: nowhere for ``memory`` (the streams
 do not outlive the process either), a SQLite file under the data directory
-for the file and SQLite backends. A backend shared by several processes
-needs a shared store too: ``PostgresSubscriptionStorage``, wired here with
-one line once the settings name its database.
+for the file and SQLite backends, and tables beside the streams' in the
+same Postgres schema for the postgres backend, which several processes share.
 """
 
 from __future__ import annotations
@@ -30,12 +29,20 @@ def _sqlite(settings: Settings) -> SubscriptionStorage:
     return SqliteSubscriptionStorage.from_settings(settings)
 
 
+def _postgres(settings: Settings) -> SubscriptionStorage:
+    from ds_server.subscriptions.storage.postgres import PostgresSubscriptionStorage
+
+    storage = settings.storage
+    return PostgresSubscriptionStorage(storage.postgres_url, storage.postgres_schema)
+
+
 # Imports stay inside the factories: a server loads only the store it uses.
 STORAGES: dict[str, Callable[[Settings], SubscriptionStorage]] = {
     "memory": _memory,
     "file-durable": _sqlite,
     "file-fast": _sqlite,
     "sqlite": _sqlite,
+    "postgres": _postgres,
 }
 
 
