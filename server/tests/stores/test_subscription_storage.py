@@ -116,6 +116,7 @@ async def test_save_sets_generation_and_upserts_or_removes_links(
     moved = StoredLink(explicit=True, glob=True, acked=99)
     await storage.save("s", 7, {"a/1": moved, "events/x": None, "events/y": GLOB})
     await storage.save("s", 8, {})
+    await storage.save("s", 6, {})  # a stale writer: the generation never goes down
     (loaded,) = await (await make()).load_all()
     assert loaded.generation == 8
     assert dict(loaded.links) == {"a/1": moved, "events/y": GLOB}

@@ -78,9 +78,11 @@ class SubscriptionStorage(abc.ABC):
     async def save(
         self, sub_id: str, generation: int, links: Mapping[str, StoredLink | None]
     ) -> None:
-        """Set the generation and upsert (or, for None, delete) the given links, atomically.
+        """Raise the generation and upsert (or, for None, delete) the given links, atomically.
 
-        A subscription that is not stored is left alone.
+        The stored generation never goes down, even if a stale process
+        writes, so no generation is handed out twice. A subscription that
+        is not stored is left alone.
         """
 
     @abc.abstractmethod

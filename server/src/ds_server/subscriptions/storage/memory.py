@@ -43,7 +43,9 @@ class MemorySubscriptionStorage(SubscriptionStorage):
                 merged.pop(path, None)
             else:
                 merged[path] = link
-        self._subs[sub_id] = replace(stored, generation=generation, links=merged)
+        self._subs[sub_id] = replace(
+            stored, generation=max(stored.generation, generation), links=merged
+        )
 
     async def delete(self, sub_id: str) -> None:
         self._subs.pop(sub_id, None)

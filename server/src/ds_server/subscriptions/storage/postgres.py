@@ -147,7 +147,10 @@ class PostgresSubscriptionStorage(SubscriptionStorage):
     ) -> None:
         async def work(conn: Conn) -> None:
             updated = await conn.execute(
-                self._sql("UPDATE {schema}.subscriptions SET generation = %s WHERE id = %s"),
+                self._sql(
+                    "UPDATE {schema}.subscriptions SET generation = GREATEST(generation, %s)"
+                    " WHERE id = %s"
+                ),
                 (generation, sub_id),
             )
             if updated.rowcount == 0:

@@ -89,7 +89,8 @@ class SqliteSubscriptionStorage(SubscriptionStorage):
         def work(conn: sqlite3.Connection) -> None:
             with _transaction(conn):
                 updated = conn.execute(
-                    "UPDATE subscriptions SET generation = ? WHERE id = ?", (generation, sub_id)
+                    "UPDATE subscriptions SET generation = max(generation, ?) WHERE id = ?",
+                    (generation, sub_id),
                 )
                 if updated.rowcount == 0:
                     return  # deleted meanwhile
