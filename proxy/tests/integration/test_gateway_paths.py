@@ -62,10 +62,24 @@ def send_raw(
         "x%2Fy",
     ],
 )
-def test_escaped_slashes_and_backslashes_are_refused(stack: GatewayStack, segment: str) -> None:
+def test_escaped_slashes_are_unescaped_before_exemptions_match(
+    stack: GatewayStack, segment: str
+) -> None:
     answer = send_raw(stack, "POST", EXEMPT.format(segment))
-    assert answer.status == 400
+    # Unescaped and resolved, the path is no longer exempt: no token, no entry.
+    assert answer.status == 401
+    assert b"Jwt is missing" in answer.body
     assert not answer.reached_server
+
+
+def test_an_escaped_slash_reaches_the_server_as_a_slash(stack: GatewayStack) -> None:
+    # The protocol names a stream as one escaped segment here.
+    target = "/v1/stream/__ds/subscriptions/s1/streams/chat%2Froom-1"
+    answer = send_raw(
+        stack, "DELETE", target, bearer(bucket_token("ops", read=("*",), write=("*",)))
+    )
+    assert answer.reached_server
+    assert answer.path_seen == "/v1/stream/__ds/subscriptions/s1/streams/chat/room-1"
 
 
 @pytest.mark.parametrize(
@@ -114,5 +128,14 @@ def test_a_normalised_path_is_authorized_on_the_stream_it_names(stack: GatewaySt
     # the bucket: the token is checked against the bucket the path finally names.
     token = bucket_token("climber", read=("mine",), write=("mine",))
     answer = send_raw(stack, "GET", "/v1/stream/mine/../theirs/s?offset=-1", bearer(token))
+    assert answer.status == 403
+    assert answer.path_seen == "/v1/stream/theirs/s"
+
+
+def test_escaped_slashes_are_unescaped_before_dot_segments_are_resolved(
+    stack: GatewayStack,
+) -> None:
+    token = bucket_token("climber", read=("mine",), write=("mine",))
+    answer = send_raw(stack, "GET", "/v1/stream/mine%2F..%2Ftheirs/s?offset=-1", bearer(token))
     assert answer.status == 403
     assert answer.path_seen == "/v1/stream/theirs/s"

@@ -131,7 +131,7 @@ def test_paths_are_normalised_and_escaped_slashes_refused(config: ec.Config) -> 
     hcm = ec.http_connection_manager(config)
     assert hcm["normalize_path"] is True
     assert hcm["merge_slashes"] is True
-    assert hcm["path_with_escaped_slashes_action"] == "REJECT_REQUEST"
+    assert hcm["path_with_escaped_slashes_action"] == "UNESCAPE_AND_FORWARD"
 
 
 @BOTH

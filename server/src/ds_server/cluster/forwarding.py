@@ -55,9 +55,12 @@ class Forwarder:
             if name.lower() not in _HOP_BY_HOP
         ]
         headers.append((FORWARDED, leadership.advertise_url))
-        url = leader.rstrip("/") + request.url.path
-        if request.url.query:
-            url += "?" + request.url.query
+        # The path as the client sent it: decoding it would change what it names.
+        scope = request.scope
+        raw = scope.get("raw_path") or scope["path"].encode()
+        url = leader.rstrip("/") + raw.decode("latin-1")
+        if scope.get("query_string"):
+            url += "?" + scope["query_string"].decode("latin-1")
         try:
             answer = await self._client.request(
                 request.method, url, headers=headers, content=await request.body()
