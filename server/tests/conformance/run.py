@@ -3,7 +3,7 @@
 Usage: python server/tests/conformance/run.py [--compiled] [BACKEND ...]
 
 For each backend: start ``ds-server`` on a free loopback port (with a fresh
-data directory), wait for /healthz, run the vitest suite in conformance/,
+data directory; for ``postgres``, a Postgres of its own), wait for /healthz, run the vitest suite in conformance/,
 stop the server. Exits non-zero if any run fails.
 
 The backends run side by side (``CONFORMANCE_JOBS``, default 2): a run
@@ -17,6 +17,7 @@ load can't pass as plain Python.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from support.postgres import postgres_env, running_postgres
 from support.server_process import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -37,13 +39,16 @@ LONG_POLL_SECS = "1"
 def run_suite(backend: str) -> int:
     """Run the suite against one backend; its output is printed when it ends."""
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="ds-conformance-") as data_dir:
+    with contextlib.ExitStack() as stack:
+        data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="ds-conformance-"))
         env = {
             "DS_STORAGE__MODE": backend,
             "DS_STORAGE__DATA_DIR": data_dir,
             # The suite requires a long-poll timeout of at most 1 s.
             "DS_SERVER__LONG_POLL_TIMEOUT_SECS": LONG_POLL_SECS,
         }
+        if backend == "postgres":
+            env |= postgres_env(stack.enter_context(running_postgres()))
         with ServerProcess(env=env) as server:
             vitest = SUITE_DIR / "node_modules" / ".bin" / "vitest"
             completed = subprocess.run(
