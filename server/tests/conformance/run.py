@@ -3,8 +3,8 @@
 Usage: python server/tests/conformance/run.py [--compiled] [BACKEND ...]
 
 For each backend: start ``ds-server`` on a free loopback port (with a fresh
-data directory; for ``postgres``, a Postgres of its own), wait for /healthz, run the vitest suite in conformance/,
-stop the server. Exits non-zero if any run fails.
+data directory; for ``postgres``, a Postgres of its own), wait for /healthz,
+run the vitest suite in conformance/, stop the server. Exits non-zero if any run fails.
 
 The backends run side by side (``CONFORMANCE_JOBS``, default 2): a run
 spends most of its time waiting (long-polls of up to a second, SSE
