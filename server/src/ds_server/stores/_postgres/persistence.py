@@ -8,6 +8,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ds_server.stores._postgres import chunks, feed, mutations, rows, schema
@@ -73,9 +74,18 @@ class PostgresPersistence(SharedPersistence):
         # Buckets are loaded before the streams, so whichever comes first opens.
         if self._started:
             return
-        async with await psycopg.AsyncConnection.connect(
-            self._url, autocommit=True, **self._options
-        ) as conn:
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self._url, autocommit=True, **self._options
+            )
+        except psycopg.OperationalError as error:
+            # Named without the password the URL may hold.
+            where = conninfo_to_dict(self._url)
+            target = f"{where.get('host', '')}:{where.get('port', '')}/{where.get('dbname', '')}"
+            raise StorageUnavailable(
+                f"DS_STORAGE__POSTGRES_URL: cannot connect to {target}: {error}"
+            ) from None
+        async with conn:
             await schema.ensure_schema(conn, self._schema)
         await self._pool.open(wait=True)
         await self._writer.start()
