@@ -108,11 +108,19 @@ class PostgresPersistence(SharedPersistence):
         return None  # the database's limits are only known when the writer commits
 
     async def _read(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[Any]]) -> Any:
-        try:
-            async with self._pool.connection() as conn:
-                return await work(conn)
-        except (PoolTimeout, psycopg.OperationalError) as error:
-            raise StorageUnavailable() from error
+        # Once more on a lost connection (after a database restart every
+        # pooled connection is broken; the pool replaces them).
+        for attempt in range(2):
+            try:
+                async with self._pool.connection() as conn:
+                    return await work(conn)
+            except psycopg.OperationalError as error:
+                if attempt == 1:
+                    raise StorageUnavailable() from error
+                await self._pool.check()  # drop the other idle connections that broke too
+            except PoolTimeout as error:
+                raise StorageUnavailable() from error
+        raise AssertionError("unreachable")
 
     # -- streams --------------------------------------------------------------
 
