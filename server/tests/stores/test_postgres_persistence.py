@@ -243,8 +243,15 @@ async def test_one_path_never_gets_two_streams(
 ) -> None:
     a, b = pair
     await a.create(new_state("first", "p"), [b"a"])
+    await b.create(new_state("other", "o"), [])
+    # The refused create shares its transaction with an append that goes through.
+    create = asyncio.ensure_future(b.create(new_state("second", "p"), [b"b"]))
+    await asyncio.sleep(0)
+    append = await b.append(commit("other", 0, b"x", 1))
     with pytest.raises(StaleStream):
-        await b.create(new_state("second", "p"), [b"b"])
+        await create
+    await append
+    assert [c.data for c in await a.read("other", 0, 10, 10, whole=True)] == [b"x"]
     loaded = await b.load_stream("p")
     assert loaded is not None
     assert loaded.stream_id == "first"

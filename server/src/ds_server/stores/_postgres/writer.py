@@ -276,6 +276,9 @@ class Writer:
             i = 0
             while i < len(batch):
                 if batch[i].commit is None:
+                    # Announce the appends before what follows them (a purge, say).
+                    await feed.notify_appends(conn, self._channel, self._origin, appended)
+                    appended = []
                     work = batch[i].work
                     assert work is not None
                     results[i] = await work(conn)
