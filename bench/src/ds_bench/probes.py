@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 import uvloop
 from ds_stack.launcher import Process, ProcessSpec, free_port, http_status
 
-from ds_bench import freed_memory
+from ds_bench import freed_memory, pg_fencing
+from ds_bench._postgres_store import backend_env
 from ds_bench.throughput import WRK_CONNECTIONS, WRK_THREADS, parse_wrk
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ _WRK_SCRIPT = 'wrk.method = "POST"\nwrk.body = string.rep("x", 100)\n'
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     probe = sub.add_parser("probe", help="per-request costs: in-process app, bare uvicorn")
-    probe.add_argument("what", choices=["app", "bare-asgi", "freed-memory"])
+    probe.add_argument("what", choices=["app", "bare-asgi", "freed-memory", "pg-fencing"])
     probe.add_argument("--subscribers", type=int, default=1000, help="for app: SSE readers")
 
 
@@ -51,6 +52,10 @@ def run(args: argparse.Namespace) -> None:
         print(f"SSE delivery to {args.subscribers} readers: {delivery_us:.1f} µs per reader")
     elif args.what == "freed-memory":
         print(freed_memory.report())
+    elif args.what == "pg-fencing":
+        # A durable Postgres of its own, as bench-storage uses.
+        with backend_env("postgres") as env:
+            print(pg_fencing.report(env["DS_STORAGE__POSTGRES_URL"]))
     else:
         print(f"bare ASGI app on uvicorn: {bare_asgi_rate():,.0f} POSTs/s (wrk, 50 connections)")
 

@@ -49,15 +49,20 @@ async def _fill(base_url: str, streams: int, bytes_per_stream: int, concurrency:
 
 
 def measure_startup(
-    mode: str, data_dir: Path, *, streams: int = 10_000, total_bytes: int = 1024**3
+    mode: str,
+    data_dir: Path,
+    *,
+    streams: int = 10_000,
+    total_bytes: int = 1024**3,
+    env: dict[str, str] | None = None,
 ) -> StartupFigures:
-    """Fill a fresh data dir, restart the server on it, time readiness and a first read."""
+    """Fill a fresh store, restart the server on it, time readiness and a first read."""
     bytes_per_stream = total_bytes // streams
-    with DsServer(mode, data_dir) as server:
+    with DsServer(mode, data_dir, env) as server:
         started = time.perf_counter()
         asyncio.run(_fill(server.url, streams, bytes_per_stream, concurrency=32))
         fill_seconds = time.perf_counter() - started
-    with DsServer(mode, data_dir) as server:
+    with DsServer(mode, data_dir, env) as server:
         ready = server.ready_secs
         started = time.perf_counter()
         response = httpx.get(f"{server.url}/v1/stream/startup/s{streams // 2:05d}?offset=-1")

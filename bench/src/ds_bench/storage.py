@@ -9,11 +9,12 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from ds_bench._postgres_store import backend_env
 from ds_bench.appends import AppendFigures, measure_appends
 from ds_bench.servers import DsServer
 from ds_bench.startup import StartupFigures, measure_startup
 
-BACKENDS = ("memory", "file-fast", "file-durable", "sqlite")
+BACKENDS = ("memory", "file-fast", "file-durable", "sqlite", "postgres")
 WRITERS = (1, 16, 64)
 PAYLOAD = b"x" * 100
 
@@ -23,7 +24,8 @@ def run_appends(backends: tuple[str, ...], seconds: float) -> dict[str, list[App
     for mode in backends:
         with (
             tempfile.TemporaryDirectory(prefix=f"ds-bench-{mode}-") as data_dir,
-            DsServer(mode, Path(data_dir)) as server,
+            backend_env(mode) as env,
+            DsServer(mode, Path(data_dir), env) as server,
         ):
             results[mode] = [
                 asyncio.run(measure_appends(server.url, writers, seconds, PAYLOAD, tag=mode))
@@ -35,9 +37,14 @@ def run_appends(backends: tuple[str, ...], seconds: float) -> dict[str, list[App
 def run_startup(backends: tuple[str, ...], streams: int, total_bytes: int) -> list[StartupFigures]:
     figures = []
     for mode in backends:
-        with tempfile.TemporaryDirectory(prefix=f"ds-bench-startup-{mode}-") as data_dir:
+        with (
+            tempfile.TemporaryDirectory(prefix=f"ds-bench-startup-{mode}-") as data_dir,
+            backend_env(mode) as env,
+        ):
             figures.append(
-                measure_startup(mode, Path(data_dir), streams=streams, total_bytes=total_bytes)
+                measure_startup(
+                    mode, Path(data_dir), streams=streams, total_bytes=total_bytes, env=env
+                )
             )
     return figures
 

@@ -7,8 +7,8 @@ store behind the Envoy gateway, which spreads the suite's requests over
 both in turn (round robin), with a token for every bucket.
 
 For each backend: start ``ds-server`` on a free loopback port (with a fresh
-data directory), wait for /healthz, run the vitest suite in conformance/,
-stop the server. Exits non-zero if any run fails.
+data directory; for ``postgres``, a Postgres of its own), wait for /healthz,
+run the vitest suite in conformance/, stop the server. Exits non-zero if any run fails.
 
 The backends run side by side (``CONFORMANCE_JOBS``, default 2): a run
 spends most of its time waiting (long-polls of up to a second, SSE
@@ -21,6 +21,7 @@ load can't pass as plain Python.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from support.postgres import postgres_env, running_postgres
 from support.server_process import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -63,13 +65,16 @@ def run_suite(backend: str) -> int:
     if backend == "cluster":
         url, completed = run_on_cluster()
     else:
-        with tempfile.TemporaryDirectory(prefix="ds-conformance-") as data_dir:
+        with contextlib.ExitStack() as stack:
+            data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="ds-conformance-"))
             env = {
                 "DS_STORAGE__MODE": backend,
                 "DS_STORAGE__DATA_DIR": data_dir,
                 # The suite requires a long-poll timeout of at most 1 s.
                 "DS_SERVER__LONG_POLL_TIMEOUT_SECS": LONG_POLL_SECS,
             }
+            if backend == "postgres":
+                env |= postgres_env(stack.enter_context(running_postgres()))
             with ServerProcess(env=env) as server:
                 url, completed = server.url, run_vitest(server.url)
     outcome = "passed" if completed.returncode == 0 else "FAILED"

@@ -23,6 +23,7 @@ import pytest
 from crash_checks import ReadFailed, Verdict, judge, parse, read_stream
 from crash_payloads import LARGE, Garbage
 from crash_producers import EPOCH, OCTET, Producer
+from support.postgres import postgres_env
 from support.server_process import ServerProcess
 
 if TYPE_CHECKING:
@@ -264,19 +265,21 @@ class Workload:
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("backend", ["file-durable", "sqlite"])
+@pytest.mark.parametrize("backend", ["file-durable", "sqlite", "postgres"])
 async def test_acknowledged_appends_survive_sigkill(
-    backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
     seed = int(os.environ.get("DS_CRASH_SEED") or random.randrange(2**32))
-    server = ServerProcess(
-        env={
-            "DS_STORAGE__MODE": backend,
-            "DS_STORAGE__DATA_DIR": str(tmp_path / "data"),
-            "DS_LIMITS__MAX_STREAM_BYTES": str(256 * 1024 * 1024),
-            "DS_LIMITS__MAX_MEMORY_BYTES": str(1024 * 1024 * 1024),
-        }
-    )
+    env = {
+        "DS_STORAGE__MODE": backend,
+        "DS_STORAGE__DATA_DIR": str(tmp_path / "data"),
+        "DS_LIMITS__MAX_STREAM_BYTES": str(256 * 1024 * 1024),
+        "DS_LIMITS__MAX_MEMORY_BYTES": str(1024 * 1024 * 1024),
+    }
+    if backend == "postgres":
+        # The server process is killed; the database, like a real one, lives on.
+        env |= postgres_env(request.getfixturevalue("postgres"))
+    server = ServerProcess(env=env)
     with capsys.disabled():
         print(f"\ncrash-safety {backend}: seed {seed} (DS_CRASH_SEED={seed} replays it)")
     workload = Workload(backend, server, seed)

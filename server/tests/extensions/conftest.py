@@ -17,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ext_helpers import BACKENDS, Backend, Bucket, server_env
+from support.postgres import postgres_env
 from support.server_process import ServerProcess
 
 if TYPE_CHECKING:
@@ -30,12 +31,12 @@ class ServerPool:
         self._root = root
         self._running: dict[str, Backend] = {}
 
-    def get(self, name: str) -> Backend:
+    def get(self, name: str, **extra: str) -> Backend:
         backend = self._running.get(name)
         if backend is None:
             data_dir = self._root / name
             data_dir.mkdir()
-            process = ServerProcess(env=server_env(name, data_dir))
+            process = ServerProcess(env=server_env(name, data_dir, **extra))
             process.start()
             backend = Backend(name=name, url=process.url, data_dir=data_dir, process=process)
             self._running[name] = backend
@@ -59,6 +60,8 @@ def server_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPool
 @pytest.fixture(scope="session", params=BACKENDS)
 def server(request: pytest.FixtureRequest, server_pool: ServerPool) -> Backend:
     """A running server of each backend in turn."""
+    if request.param == "postgres":
+        return server_pool.get("postgres", **postgres_env(request.getfixturevalue("postgres")))
     return server_pool.get(request.param)
 
 

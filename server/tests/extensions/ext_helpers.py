@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import httpx
     from support.server_process import ServerProcess
 
-BACKENDS = ("memory", "sqlite", "file-durable", "file-fast")
+BACKENDS = ("memory", "sqlite", "file-durable", "file-fast", "postgres")
 DURABLE_BACKENDS = ("sqlite", "file-durable", "file-fast")
 # Small enough that the 413 of an oversized snapshot is cheap to provoke.
 MAX_STREAM_BYTES = 8 * 1024 * 1024

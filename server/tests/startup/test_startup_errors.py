@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-BACKENDS = "file-durable, file-fast, memory, sqlite"
+BACKENDS = "file-durable, file-fast, memory, postgres, sqlite"
 # Root ignores file permissions; without these two capabilities it is held to them.
 WITHOUT_DAC_OVERRIDE = (
     "setpriv",
@@ -65,8 +65,8 @@ class Places:
 
 CASES = {
     "unknown-backend": Case(
-        {"DS_STORAGE__MODE": "postgres"},
-        "DS_STORAGE__MODE='postgres': ",
+        {"DS_STORAGE__MODE": "mysql"},
+        "DS_STORAGE__MODE='mysql': ",
         f"not one of: {BACKENDS}",
     ),
     "data-dir-is-a-file": Case(

@@ -27,8 +27,17 @@ def test_variables_fill_their_sections(monkeypatch: pytest.MonkeyPatch) -> None:
         ("DS_SERVER__LONG_POLL_TIMEOUT_SECS", "0", "greater than 0"),
         ("DS_AUTH__MODE", "on", "'off' or 'gateway'"),
         ("DS_LIMITS__MAX_STREAM_BYTES", "-1", "greater than 0"),
-        ("DS_STORAGE__MODE", "postgres", "not one of: file-durable, file-fast, memory, sqlite"),
-        ("DS_STORAGE__MODE", "Memory", "not one of: file-durable, file-fast, memory, sqlite"),
+        (
+            "DS_STORAGE__MODE",
+            "mysql",
+            "not one of: file-durable, file-fast, memory, postgres, sqlite",
+        ),
+        (
+            "DS_STORAGE__MODE",
+            "Memory",
+            "not one of: file-durable, file-fast, memory, postgres, sqlite",
+        ),
+        ("DS_STORAGE__POSTGRES_SCHEMA", "Public", "should match pattern"),
     ],
 )
 def test_bad_values_name_the_variable(
@@ -40,6 +49,21 @@ def test_bad_values_name_the_variable(
     message = str(raised.value)
     assert message.startswith(f"{name}={value!r}: ")
     assert reason in message
+
+
+def test_the_postgres_backend_needs_its_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DS_STORAGE__MODE", "postgres")
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert str(raised.value) == (
+        "DS_STORAGE__POSTGRES_URL='': required with DS_STORAGE__MODE=postgres"
+    )
+    monkeypatch.setenv("DS_STORAGE__POSTGRES_URL", "postgresql://db.example/streams")
+    settings = load_settings()
+    assert (settings.storage.postgres_schema, settings.storage.postgres_pool_size) == (
+        "ds_server",
+        8,
+    )
 
 
 def test_every_bad_value_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

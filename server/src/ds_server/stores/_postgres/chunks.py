@@ -12,17 +12,25 @@ if TYPE_CHECKING:
 
     import psycopg
 
-# The rows of a range, starting at the piece that holds ``start`` (one round trip).
+# The pieces of a range from the one holding ``lo`` (one round trip), each cut
+# to ``[lo, cut)`` by the server: with uncompressed out-of-line storage,
+# ``substring`` reads only the part it returns, so a small page of a large
+# append costs its own size, not the piece's.
 _WINDOW = """
-    SELECT start, cont, data FROM chunks
+    SELECT start + skip, cont,
+        substring(data FROM (skip + 1)::int
+            FOR GREATEST(LEAST(octet_length(data), %(cut)s - start) - skip, 0)::int)
+    FROM chunks, LATERAL (SELECT GREATEST(%(lo)s - start, 0) AS skip) AS k
     WHERE stream_id = %(sid)s AND start < %(hi)s AND start >= COALESCE(
         (SELECT start FROM chunks WHERE stream_id = %(sid)s AND start <= %(lo)s
          ORDER BY start DESC LIMIT 1), %(lo)s)
     ORDER BY start
 """
 _NEXT = """
-    SELECT start, cont, data FROM chunks
-    WHERE stream_id = %s AND start >= %s AND start < %s ORDER BY start LIMIT %s
+    SELECT start, cont,
+        substring(data FROM 1 FOR LEAST(octet_length(data), %(cut)s - start)::int)
+    FROM chunks WHERE stream_id = %(sid)s AND start >= %(lo)s AND start < %(cut)s
+    ORDER BY start LIMIT %(rows)s
 """
 _BOUNDARY = "SELECT cont FROM chunks WHERE stream_id = %s AND start = %s"
 # Pieces fetched per extra query when a read goes on past its first window.
@@ -64,7 +72,12 @@ async def insert(
 
 
 async def _rows(
-    conn: psycopg.AsyncConnection[Any], stream_id: str, start: int, limit: int, max_bytes: int
+    conn: psycopg.AsyncConnection[Any],
+    stream_id: str,
+    start: int,
+    limit: int,
+    max_bytes: int,
+    whole: bool,
 ) -> AsyncIterator[tuple[int, bool, bytes]]:
     """The pieces from the one holding ``start`` up to ``limit``, fetched as the reader goes.
 
@@ -73,18 +86,21 @@ async def _rows(
     that keeps a long message whole goes on, a few pieces at a time.
     """
     hi = min(limit, start + max(max_bytes, 1))
-    cursor = await conn.execute(_WINDOW, {"sid": stream_id, "lo": start, "hi": hi})
+    # A byte read needs nothing past its page; a whole read, its last message whole.
+    cut = limit if whole else hi
+    params = {"sid": stream_id, "lo": start, "hi": hi, "cut": cut, "rows": _MORE_ROWS}
+    cursor = await conn.execute(_WINDOW, params)
     rows = await cursor.fetchall()
     while True:
         for row in rows:
             yield row
-        if hi >= limit:
+        if hi >= cut:
             return
-        cursor = await conn.execute(_NEXT, (stream_id, hi, limit, _MORE_ROWS))
+        cursor = await conn.execute(_NEXT, {**params, "lo": hi})
         rows = await cursor.fetchall()
         if not rows:
             return
-        hi = limit if len(rows) < _MORE_ROWS else rows[-1][0] + 1
+        hi = cut if len(rows) < _MORE_ROWS else rows[-1][0] + 1
 
 
 async def read(
@@ -106,7 +122,7 @@ async def read(
     out: list[tuple[int, list[bytes]]] = []
     end = -1  # where the last chunk in ``out`` ends
     budget = max_bytes
-    async for piece_start, cont, data in _rows(conn, stream_id, start, limit, max_bytes):
+    async for piece_start, cont, data in _rows(conn, stream_id, start, limit, max_bytes, whole):
         joins = cont and piece_start == end
         if budget <= 0 and not (whole and joins):
             break

@@ -127,7 +127,15 @@ class Listener:
         while True:
             try:
                 async for notice in conn.notifies():
-                    self._deliver(decode(notice.payload))
+                    try:
+                        change = decode(notice.payload)
+                    except (msgspec.DecodeError, msgspec.ValidationError):
+                        # Not ours (someone else NOTIFYing on the channel): skip it.
+                        log.warning(
+                            "change feed: ignored a malformed payload %.80r", notice.payload
+                        )
+                        continue
+                    self._deliver(change)
             except psycopg.Error as error:
                 log.warning("change feed connection lost (%s); reconnecting", error)
             finally:

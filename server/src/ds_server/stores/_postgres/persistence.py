@@ -8,6 +8,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ds_server.stores._postgres import chunks, feed, mutations, rows, schema
@@ -74,9 +75,18 @@ class PostgresPersistence(SharedPersistence):
         # Buckets are loaded before the streams, so whichever comes first opens.
         if self._started:
             return
-        async with await psycopg.AsyncConnection.connect(
-            self._url, autocommit=True, **self._options
-        ) as conn:
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self._url, autocommit=True, **self._options
+            )
+        except psycopg.OperationalError as error:
+            # Named without the password the URL may hold.
+            where = conninfo_to_dict(self._url)
+            target = f"{where.get('host', '')}:{where.get('port', '')}/{where.get('dbname', '')}"
+            raise StorageUnavailable(
+                f"DS_STORAGE__POSTGRES_URL: cannot connect to {target}: {error}"
+            ) from None
+        async with conn:
             await schema.ensure_schema(conn, self._schema)
         await self._pool.open(wait=True)
         await self._writer.start()
@@ -99,11 +109,19 @@ class PostgresPersistence(SharedPersistence):
         return None  # the database's limits are only known when the writer commits
 
     async def _read(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[Any]]) -> Any:
-        try:
-            async with self._pool.connection() as conn:
-                return await work(conn)
-        except (PoolTimeout, psycopg.OperationalError) as error:
-            raise StorageUnavailable() from error
+        # Once more on a lost connection (after a database restart every
+        # pooled connection is broken; the pool replaces them).
+        for attempt in range(2):
+            try:
+                async with self._pool.connection() as conn:
+                    return await work(conn)
+            except psycopg.OperationalError as error:
+                if attempt == 1:
+                    raise StorageUnavailable() from error
+                await self._pool.check()  # drop the other idle connections that broke too
+            except PoolTimeout as error:
+                raise StorageUnavailable() from error
+        raise AssertionError("unreachable")
 
     # -- streams --------------------------------------------------------------
 

@@ -17,8 +17,9 @@ costs a few round trips, whatever its size. Every change is announced with
 
 If a transaction fails for another reason, it is rolled back and each
 mutation is retried alone, so exactly the ones that cannot be stored fail
-and nothing is half-written. A lost connection fails its whole batch with
-``StorageUnavailable`` and is reopened for the next one.
+and nothing is half-written. A connection lost before ``COMMIT`` is
+reopened and the batch run again; one lost during ``COMMIT`` (the outcome is
+unknown) fails its batch with ``StorageUnavailable``.
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ class Writer:
         self._task: asyncio.Task[None] | None = None
         # stream_id -> the last version of an append that failed: later ones build on it.
         self._broken: dict[str, int] = {}
+        self._committing = False
         self.stats = WriterStats()
 
     async def start(self) -> None:
@@ -212,8 +214,7 @@ class Writer:
         if not live:
             return
         try:
-            conn = await self._connection()
-            results = await self._transaction(conn, live, alone=False)
+            results = await self._attempt(live)
         except Exception as error:
             if isinstance(error, psycopg.OperationalError) or len(live) == 1:
                 self._fail(live, storage_error(error))
@@ -240,6 +241,24 @@ class Writer:
         _settle(job, StaleStream())
         return True
 
+    async def _attempt(self, batch: list[_Job]) -> list[Any]:
+        """Run ``batch`` in one transaction; on a new connection if the first was lost.
+
+        Retried only if the connection failed before ``COMMIT`` was sent:
+        then nothing of the batch was stored. A connection lost during
+        ``COMMIT`` leaves the outcome unknown, and the batch fails.
+        """
+        for attempt in range(2):
+            conn = await self._connection()
+            self._committing = False
+            try:
+                return await self._transaction(conn, batch)
+            except psycopg.OperationalError:
+                if self._committing or attempt == 1:
+                    raise
+                log.warning("database connection lost; running the writes again on a new one")
+        raise AssertionError("unreachable")
+
     async def _connection(self) -> Conn:
         conn = self._conn
         if conn is None or conn.closed or conn.broken:
@@ -249,7 +268,7 @@ class Writer:
             self._conn = conn = await self._connect()
         return conn
 
-    async def _transaction(self, conn: Conn, batch: list[_Job], *, alone: bool) -> list[Any]:
+    async def _transaction(self, conn: Conn, batch: list[_Job]) -> list[Any]:
         """Run ``batch`` in one transaction; each job's result or StaleStream."""
         results: list[Any] = [None] * len(batch)
         appended: list[str] = []
@@ -257,6 +276,9 @@ class Writer:
             i = 0
             while i < len(batch):
                 if batch[i].commit is None:
+                    # Announce the appends before what follows them (a purge, say).
+                    await feed.notify_appends(conn, self._channel, self._origin, appended)
+                    appended = []
                     work = batch[i].work
                     assert work is not None
                     results[i] = await work(conn)
@@ -268,6 +290,7 @@ class Writer:
                 appended += await self._appends(conn, batch, i, j, results)
                 i = j
             await feed.notify_appends(conn, self._channel, self._origin, appended)
+            self._committing = True  # leaving the block sends COMMIT
         self.stats.transactions += 1
         self.stats.mutations += sum(1 for r in results if not isinstance(r, StaleStream))
         return results
