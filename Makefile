@@ -8,7 +8,7 @@ TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 VENV := .venv
 PY := $(VENV)/bin/python
-CONFORMANCE_BACKENDS ?= memory sqlite file-durable file-fast postgres
+CONFORMANCE_BACKENDS ?= cluster memory sqlite file-durable file-fast postgres
 # The compiled ds-server: its wheel, and that wheel unpacked for PYTHONPATH.
 DIST := build/dist
 COMPILED := build/compiled
