@@ -132,9 +132,10 @@ def run(config: StackConfig) -> int:
     try:
         stack.start(_Printer(config))
         lock.publish(_description(config, stack))
+        reset = "dev-cluster-reset" if config.clustered else "dev-reset"
         banner.say(
             f"ready in {time.monotonic() - stack.started_at:.1f} s "
-            "(Ctrl-C stops everything; `make dev-reset` deletes the data)"
+            f"(Ctrl-C stops everything; `make {reset}` deletes the data)"
         )
         status = _watch(stack)
     except PortInUse as taken:
@@ -161,8 +162,17 @@ def _watch(stack: Stack) -> int:
         gone = stack.exited()
         if gone is not None:
             name, how = gone
-            banner.complain(f"{name} exited ({how}); stopping everything")
-            return 1
+            if not stack.is_replica(name):
+                banner.complain(f"{name} exited ({how}); stopping everything")
+                return 1
+            # A cluster carries on without one replica, as it would in production.
+            banner.complain(f"{name} exited ({how}); the others serve, starting it again")
+            try:
+                stack.restart(name)
+            except LaunchError as failed:
+                banner.complain(f"{failed}; stopping everything")
+                return 1
+            banner.say(f"{name} is back")
         time.sleep(_WATCH_SECS)
 
 

@@ -209,6 +209,14 @@ class Stack:
             found["heartbeat"] = self.heartbeat
         return found
 
+    def is_replica(self, name: str) -> bool:
+        """Whether ``name`` is one of several ds-server replicas (the stack goes on without it)."""
+        return self.config.clustered and any(s.spec.name == name for s in self.servers)
+
+    def restart(self, name: str) -> None:
+        """Start a component that exited again, and wait until it is ready."""
+        self.processes()[name].restart()
+
     def exited(self) -> tuple[str, str] | None:
         """The first component that is no longer running, and how it ended; None if all run."""
         if not self.postgres.running:
