@@ -58,13 +58,14 @@ async def open_bootstrap(source: BootstrapSource, path: str, max_bytes: int) -> 
             first_page = None
             if start < info.tail:
                 first_page = await source.read_messages(path, start, max_bytes, retention=retention)
-        except (SnapshotNotFound, OffsetGone):
+        except (SnapshotNotFound, OffsetGone) as lost:
             await source.release(retention)
             if attempt == OPEN_ATTEMPTS:
-                raise
+                # Named: compiled, a bare raise after an await may re-raise another.
+                raise lost
             attempt += 1
             continue
-        except BaseException:
+        except BaseException as failed:
             await source.release(retention)
-            raise
+            raise failed
         return BootstrapStart(info, blob, first_type, start, first_page, retention)

@@ -269,10 +269,12 @@ class Engine(Store):
                 # A duplicate echoes the producer's newest state: that of the stored one.
             except StaleStream:
                 pass
-            except StoreError:
+            except StoreError as error:
                 # Decided on the cache: an error must hold for the stored state too.
+                # (Named, not a bare raise: compiled, a bare raise after an await
+                # re-raises whatever exception was handled last.)
                 if await self._is_current(entry):
-                    raise
+                    raise error
             entry.stale = True
             await shared.refresh(path)
         raise StaleStream()
@@ -479,7 +481,7 @@ class Engine(Store):
         async def settle() -> None:
             try:
                 await durable
-            except Exception:
+            except Exception as error:
                 async with entry.lock:
                     # Only the first failure since the write was decided rewinds:
                     # the backend resolves a stream's writes in order, so it is
@@ -488,7 +490,8 @@ class Engine(Store):
                         entry.generation += 1
                         mark.restore(entry.state)
                         entry.pending = None
-                raise
+                # Named: compiled, a bare raise after an await may re-raise another.
+                raise error
 
         task = asyncio.ensure_future(settle())
         task.add_done_callback(_retrieve)
