@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
@@ -53,6 +53,8 @@ log = logging.getLogger("ds_server.postgres")
 
 # Enough to amortize a WAL flush over many writers, small enough to keep latency flat.
 _MAX_BATCH = 512
+# A batch holds its bytes in memory until COMMIT: large appends go a few at a time.
+_MAX_BATCH_BYTES = 16 * 1024 * 1024
 
 _APPEND = """
     SELECT ds_append(%s, %s, %s, %s, %s, %s, %s, %s,
@@ -75,13 +77,6 @@ class _Job:
     future: asyncio.Future[Any]
     commit: AppendCommit | None = None
     work: Callable[[Conn], Awaitable[Any]] | None = None
-
-
-@dataclass(slots=True)
-class _Group:
-    """A stream's appends in one batch, stored by one fenced ``ds_append`` call."""
-
-    jobs: list[_Job] = field(default_factory=list)
 
 
 def storage_error(error: Exception) -> Exception:
@@ -198,7 +193,8 @@ class Writer:
             if first is None:
                 return
             batch = [first]
-            while len(batch) < _MAX_BATCH:
+            size = _size(first)
+            while len(batch) < _MAX_BATCH and size < _MAX_BATCH_BYTES:
                 try:
                     job = self._queue.get_nowait()
                 except asyncio.QueueEmpty:
@@ -207,7 +203,13 @@ class Writer:
                     stopping = True
                     break
                 batch.append(job)
-            await self._commit(batch)
+                size += _size(job)
+            try:
+                await self._commit(batch)
+            except Exception as error:
+                # The writer must outlive any one batch, or every later write would hang.
+                log.exception("postgres writer: a batch failed unexpectedly")
+                self._fail([job for job in batch if not job.future.done()], error)
 
     async def _commit(self, batch: list[_Job]) -> None:
         live = [job for job in batch if not self._refused(job)]
@@ -299,28 +301,35 @@ class Writer:
         self, conn: Conn, batch: list[_Job], i: int, j: int, results: list[Any]
     ) -> list[str]:
         """Store the appends ``batch[i:j]``, one fenced call per stream; the streams stored."""
-        groups: dict[str, list[int]] = {}
+        # A stream's appends, in order, each group a chain of consecutive versions.
+        groups: list[list[AppendCommit]] = []
+        indexes: list[list[int]] = []
+        open_group: dict[str, int] = {}
         for k in range(i, j):
             commit = batch[k].commit
             assert commit is not None
-            groups.setdefault(commit.stream_id, []).append(k)
-        params = [_params([batch[k].commit for k in ks]) for ks in groups.values()]  # type: ignore[misc]
+            at = open_group.get(commit.stream_id)
+            if at is None or groups[at][-1].version != commit.version - 1:
+                open_group[commit.stream_id] = at = len(groups)
+                groups.append([])
+                indexes.append([])
+            groups[at].append(commit)
+            indexes[at].append(k)
+        stored: list[str] = []
         async with conn.cursor() as cursor:
-            await cursor.executemany(_APPEND, params, returning=True)
-            stored: list[str] = []
-            for stream_id, ks in groups.items():
+            await cursor.executemany(_APPEND, [_params(group) for group in groups], returning=True)
+            for group, ks in zip(groups, indexes, strict=True):
                 row = await cursor.fetchone()
+                stream_id = group[0].stream_id
                 if row is not None and row[0]:
                     stored.append(stream_id)
                 else:
-                    last = batch[ks[-1]].commit
-                    assert last is not None
-                    self._broken[stream_id] = last.version
+                    self._broken[stream_id] = group[-1].version
                     self.stats.stale += len(ks)
                     for k in ks:
                         results[k] = StaleStream()
                 cursor.nextset()
-        return stored
+        return list(dict.fromkeys(stored))
 
     def _fail(self, jobs: list[_Job], error: Exception) -> None:
         for job in jobs:
@@ -329,6 +338,10 @@ class Writer:
                 previous = self._broken.get(job.commit.stream_id, 0)
                 self._broken[job.commit.stream_id] = max(previous, job.commit.version)
             _settle(job, error)
+
+
+def _size(job: _Job | None) -> int:
+    return job.commit.size if job is not None and job.commit is not None else 0
 
 
 def _settle(job: _Job, result: object) -> None:
