@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import threading
 import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -85,6 +87,24 @@ def new_state(stream_id: str, path: str) -> StreamState:
 
 def commit(stream_id: str, start: int, data: bytes, version: int) -> AppendCommit:
     return AppendCommit(stream_id, start, (data,), len(data), None, "", None, False, 2.0, version)
+
+
+@contextlib.asynccontextmanager
+async def one_batch(persistence: PostgresPersistence) -> AsyncIterator[None]:
+    """What is queued in the block is committed in one transaction: the writer is held meanwhile."""
+    started, release = threading.Event(), threading.Event()
+
+    def hold(_: object) -> None:
+        started.set()
+        release.wait(10)
+
+    held = persistence._writer.submit(hold)
+    await asyncio.to_thread(started.wait, 10)
+    try:
+        yield
+    finally:
+        release.set()
+        await held
 
 
 async def content(store: PostgresStore, path: str) -> bytes:
@@ -201,14 +221,15 @@ async def test_a_write_decided_on_a_stale_version_fails_and_others_commit(
     # b still believes x is at version 0: its write to x and the one decided on
     # top of it fail, its write to y, in the same transaction, commits.
     transactions = b.stats.transactions
-    stale = await b.append(commit("x1", 0, b"bb", 1))
-    fine = await b.append(commit("y1", 0, b"cc", 1))
-    chained = await b.append(commit("x1", 2, b"dd", 2))
+    async with one_batch(b):
+        stale = await b.append(commit("x1", 0, b"bb", 1))
+        fine = await b.append(commit("y1", 0, b"cc", 1))
+        chained = await b.append(commit("x1", 2, b"dd", 2))
     results = await asyncio.gather(stale, fine, chained, return_exceptions=True)
     assert isinstance(results[0], StaleStream)
     assert results[1] is None
     assert isinstance(results[2], StaleStream)
-    assert b.stats.transactions == transactions + 1
+    assert b.stats.transactions == transactions + 2  # the one that held the writer, and theirs
     # A write decided later on top of the failed ones fails too...
     with pytest.raises(StaleStream):
         await (await b.append(commit("x1", 4, b"ee", 3)))
@@ -245,9 +266,10 @@ async def test_one_path_never_gets_two_streams(
     await a.create(new_state("first", "p"), [b"a"])
     await b.create(new_state("other", "o"), [])
     # The refused create shares its transaction with an append that goes through.
-    create = asyncio.ensure_future(b.create(new_state("second", "p"), [b"b"]))
-    await asyncio.sleep(0)
-    append = await b.append(commit("other", 0, b"x", 1))
+    async with one_batch(b):
+        create = asyncio.ensure_future(b.create(new_state("second", "p"), [b"b"]))
+        await asyncio.sleep(0)
+        append = await b.append(commit("other", 0, b"x", 1))
     with pytest.raises(StaleStream):
         await create
     await append
@@ -282,9 +304,10 @@ async def test_every_committed_change_is_announced_in_commit_order(
     await b.listen(changes)
     state = replace(new_state("x1", "x"), tail=2)
     await a.create(state, [b"ab"])
-    first = await a.append(commit("x1", 2, b"c", 1))
-    second = await a.append(commit("x1", 3, b"d", 2))
-    await asyncio.gather(first, second)  # one batch: one announcement, its last version
+    async with one_batch(a):  # one transaction: one announcement, with its last version
+        first = await a.append(commit("x1", 2, b"c", 1))
+        second = await a.append(commit("x1", 3, b"d", 2))
+    await asyncio.gather(first, second)
     await (await b.append(commit("x1", 4, b"e", 3)))
     snapshot = SnapshotInfo(offset=2, content_type=JSON, size=2, created_at=3.0)
     await a.save_snapshot(replace(state, snapshot=snapshot, earliest_offset=2), b"{}")

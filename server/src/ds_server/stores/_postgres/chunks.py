@@ -58,13 +58,13 @@ def pieces(start: int, messages: Sequence[bytes]) -> tuple[list[int], list[bool]
     return starts, conts, datas
 
 
-async def insert(
-    conn: psycopg.AsyncConnection[Any], stream_id: str, start: int, messages: Sequence[bytes]
+def insert(
+    conn: psycopg.Connection[Any], stream_id: str, start: int, messages: Sequence[bytes]
 ) -> None:
     """Store ``messages`` back to back from stream offset ``start``."""
     starts, conts, datas = pieces(start, messages)
     if starts:
-        await conn.execute(
+        conn.execute(
             "INSERT INTO chunks (stream_id, start, cont, data) SELECT %s, s, c, d"
             " FROM unnest(%s::bigint[], %s::boolean[], %s::bytea[]) AS t(s, c, d)",
             (stream_id, starts, conts, datas),

@@ -68,17 +68,17 @@ def decode(payload: str) -> StreamChange:
     return StreamChange(kind, stream_id, path, version, tail, closed, origin)
 
 
-async def notify(conn: psycopg.AsyncConnection[Any], channel: str, change: StreamChange) -> None:
+def notify(conn: psycopg.Connection[Any], channel: str, change: StreamChange) -> None:
     """Announce ``change`` when the current transaction commits."""
-    await conn.execute("SELECT pg_notify(%s, %s)", (channel, encode(change)))
+    conn.execute("SELECT pg_notify(%s, %s)", (channel, encode(change)))
 
 
-async def notify_appends(
-    conn: psycopg.AsyncConnection[Any], channel: str, origin: str, stream_ids: Sequence[str]
+def notify_appends(
+    conn: psycopg.Connection[Any], channel: str, origin: str, stream_ids: Sequence[str]
 ) -> None:
     """Announce the appends of a batch: one change per stream, with its last version."""
     if stream_ids:
-        await conn.execute(
+        conn.execute(
             _NOTIFY_APPENDS, {"channel": channel, "origin": origin, "ids": list(stream_ids)}
         )
 

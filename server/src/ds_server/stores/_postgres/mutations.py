@@ -1,4 +1,4 @@
-"""The write transactions' bodies besides appends; each runs inside the writer's transaction.
+"""The write transactions' bodies besides appends; each runs in the writer thread's transaction.
 
 Each function is one whole mutation, announced on the change feed from the
 same transaction: the writer may commit several in one transaction, and
@@ -53,26 +53,24 @@ class Feed:
     channel: str
     origin: str
 
-    async def announce(
-        self, conn: psycopg.AsyncConnection[Any], kind: str, state: StreamState
-    ) -> None:
+    def announce(self, conn: psycopg.Connection[Any], kind: str, state: StreamState) -> None:
         change = StreamChange(
             kind, state.stream_id, state.path, state.version, state.tail, state.closed, self.origin
         )
-        await feed.notify(conn, self.channel, change)
+        feed.notify(conn, self.channel, change)
 
 
-async def create_stream(
-    conn: psycopg.AsyncConnection[Any],
+def create_stream(
+    conn: psycopg.Connection[Any],
     announce: Feed,
     state: StreamState,
     messages: Sequence[bytes],
 ) -> None:
     """Insert a new stream with its initial messages (a path taken meanwhile: UniqueViolation)."""
-    await conn.execute(INSERT_STREAM, stream_values(state))
+    conn.execute(INSERT_STREAM, stream_values(state))
     if state.producers:
         producers = state.producers
-        await conn.execute(
+        conn.execute(
             _UPSERT_PRODUCERS,
             (
                 state.stream_id,
@@ -83,38 +81,34 @@ async def create_stream(
         )
     if state.writer_seqs:
         seqs = state.writer_seqs
-        await conn.execute(_UPSERT_WRITER_SEQS, (state.stream_id, list(seqs), list(seqs.values())))
-    await chunks.insert(conn, state.stream_id, state.fork_offset, messages)
-    await announce.announce(conn, "create", state)
+        conn.execute(_UPSERT_WRITER_SEQS, (state.stream_id, list(seqs), list(seqs.values())))
+    chunks.insert(conn, state.stream_id, state.fork_offset, messages)
+    announce.announce(conn, "create", state)
 
 
-async def save_state(
-    conn: psycopg.AsyncConnection[Any], announce: Feed, state: StreamState
-) -> None:
+def save_state(conn: psycopg.Connection[Any], announce: Feed, state: StreamState) -> None:
     """Store the metadata that changes outside appends (soft deletion), fenced on the version."""
-    cursor = await conn.execute(
+    cursor = conn.execute(
         "UPDATE streams SET soft_deleted = %s, last_access = %s, version = %s"
         " WHERE stream_id = %s AND version = %s",
         (state.soft_deleted, state.last_access, state.version, state.stream_id, state.version - 1),
     )
     if cursor.rowcount != 1:
         raise StaleStream()
-    await announce.announce(conn, "state", state)
+    announce.announce(conn, "state", state)
 
 
-async def save_access(
-    conn: psycopg.AsyncConnection[Any], accesses: Sequence[tuple[str, float]]
-) -> None:
+def save_access(conn: psycopg.Connection[Any], accesses: Sequence[tuple[str, float]]) -> None:
     """Record last-access times, ``(stream_id, when)`` pairs; never moves one back."""
-    await conn.execute(
+    conn.execute(
         "UPDATE streams SET last_access = GREATEST(last_access, a.w)"
         " FROM unnest(%s::text[], %s::float8[]) AS a(id, w) WHERE stream_id = a.id",
         ([stream_id for stream_id, _ in accesses], [when for _, when in accesses]),
     )
 
 
-async def save_snapshot(
-    conn: psycopg.AsyncConnection[Any],
+def save_snapshot(
+    conn: psycopg.Connection[Any],
     announce: Feed,
     state: StreamState,
     snapshot: SnapshotInfo,
@@ -126,15 +120,15 @@ async def save_snapshot(
     Only that column of the stream's row is written (and not its version):
     the rest belongs to appends, which go on meanwhile.
     """
-    cursor = await conn.execute(
+    cursor = conn.execute(
         "UPDATE streams SET earliest_offset = %s WHERE stream_id = %s"
         " RETURNING version, tail, closed",
         (earliest, state.stream_id),
     )
-    row = await cursor.fetchone()
+    row = cursor.fetchone()
     if row is None:
         raise StreamNotFound()  # purged while the snapshot waited for the writer
-    await conn.execute(
+    conn.execute(
         _REPLACE_SNAPSHOT,
         (
             state.stream_id,
@@ -150,28 +144,28 @@ async def save_snapshot(
     change = StreamChange(
         "snapshot", state.stream_id, state.path, version, tail, closed, announce.origin
     )
-    await feed.notify(conn, announce.channel, change)
+    feed.notify(conn, announce.channel, change)
 
 
-async def reclaim_before(conn: psycopg.AsyncConnection[Any], stream_id: str, before: int) -> int:
+def reclaim_before(conn: psycopg.Connection[Any], stream_id: str, before: int) -> int:
     """Delete the stored pieces that end at or before stream offset ``before``; how many.
 
     Pieces never overlap, so all but the last one starting before ``before``
     end by the next one's start; that last one goes only if it ends in time.
     """
-    cursor = await conn.execute(_LAST_BEFORE, (stream_id, before))
-    last = await cursor.fetchone()
+    cursor = conn.execute(_LAST_BEFORE, (stream_id, before))
+    last = cursor.fetchone()
     if last is None:
         return 0
     start, size = last
     cutoff = before if start + size <= before else start
-    cursor = await conn.execute(
+    cursor = conn.execute(
         "DELETE FROM chunks WHERE stream_id = %s AND start < %s", (stream_id, cutoff)
     )
     return cursor.rowcount
 
 
-async def purge(conn: psycopg.AsyncConnection[Any], announce: Feed, state: StreamState) -> None:
+def purge(conn: psycopg.Connection[Any], announce: Feed, state: StreamState) -> None:
     """Delete a stream's rows from every table."""
     for statement in (
         "DELETE FROM chunks WHERE stream_id = %s",
@@ -180,23 +174,23 @@ async def purge(conn: psycopg.AsyncConnection[Any], announce: Feed, state: Strea
         "DELETE FROM snapshots WHERE stream_id = %s",
         "DELETE FROM streams WHERE stream_id = %s",
     ):
-        await conn.execute(statement, (state.stream_id,))
-    await announce.announce(conn, "purge", state)
+        conn.execute(statement, (state.stream_id,))
+    announce.announce(conn, "purge", state)
 
 
-async def save_bucket(
-    conn: psycopg.AsyncConnection[Any], announce: Feed, bucket_id: str, created_at: float
+def save_bucket(
+    conn: psycopg.Connection[Any], announce: Feed, bucket_id: str, created_at: float
 ) -> None:
     """Insert a bucket (announced as ``bucket`` with ``closed`` False)."""
-    await conn.execute(
+    conn.execute(
         "INSERT INTO buckets (bucket_id, created_at) VALUES (%s, %s)", (bucket_id, created_at)
     )
     change = StreamChange("bucket", bucket_id, "", 0, 0, False, announce.origin)
-    await feed.notify(conn, announce.channel, change)
+    feed.notify(conn, announce.channel, change)
 
 
-async def drop_bucket(conn: psycopg.AsyncConnection[Any], announce: Feed, bucket_id: str) -> None:
+def drop_bucket(conn: psycopg.Connection[Any], announce: Feed, bucket_id: str) -> None:
     """Delete a bucket (announced as ``bucket`` with ``closed`` True: it is gone)."""
-    await conn.execute("DELETE FROM buckets WHERE bucket_id = %s", (bucket_id,))
+    conn.execute("DELETE FROM buckets WHERE bucket_id = %s", (bucket_id,))
     change = StreamChange("bucket", bucket_id, "", 0, 0, True, announce.origin)
-    await feed.notify(conn, announce.channel, change)
+    feed.notify(conn, announce.channel, change)

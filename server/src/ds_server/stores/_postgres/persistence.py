@@ -28,6 +28,7 @@ log = logging.getLogger("ds_server.postgres")
 
 # How long a read waits for a pooled connection before answering 503.
 _POOL_TIMEOUT_SECS = 10.0
+_CONNECT_TIMEOUT_SECS = 10
 
 
 class PostgresPersistence(SharedPersistence):
@@ -48,6 +49,8 @@ class PostgresPersistence(SharedPersistence):
         self._options: dict[str, Any] = {
             "options": f"-c search_path={schema_name} -c synchronous_commit=on",
             "application_name": "ds-server",
+            # An unreachable host fails writes with 503 after this, not after TCP's minutes.
+            "connect_timeout": _CONNECT_TIMEOUT_SECS,
         }
         self._writer = Writer(url, self._options, self._channel, self.origin)
         self._feed = mutations.Feed(self._channel, self.origin)

@@ -1,9 +1,13 @@
-"""The writer: queued mutations committed together on one connection (group commit).
+"""The writer thread: queued mutations committed together on one connection (group commit).
 
-Callers ``append`` a commit or ``submit`` a mutation and get a future. A task
-takes everything queued, runs it in ONE transaction and resolves the futures
-once ``COMMIT`` returned (``synchronous_commit=on``: the WAL is flushed), so
-concurrent writers, on any streams, share one flush.
+Callers on the event loop ``append`` a commit or ``submit`` a mutation and
+get a future. A thread of its own takes everything queued, runs it in ONE
+transaction and resolves the futures once ``COMMIT`` returned
+(``synchronous_commit=on``: the WAL is flushed), so concurrent writers, on
+any streams, share one flush. A thread (with a blocking connection, which
+releases the GIL while it waits) rather than a task: a batch's round trips
+then never wait for the event loop, which is busy with requests exactly when
+many writers share a batch.
 
 Appends are fenced: a stream's appends in a batch are merged into one call
 of ``ds_append``, which stores them only if the stored version is the one
@@ -27,7 +31,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+import queue
+import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
@@ -42,17 +48,19 @@ from ds_server.stores.errors import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Callable, Mapping
 
     from ds_server.stores._commit import AppendCommit
 
 T = TypeVar("T")
-Conn = psycopg.AsyncConnection[Any]
+Conn = psycopg.Connection[Any]
 
 log = logging.getLogger("ds_server.postgres")
 
 # Enough to amortize a WAL flush over many writers, small enough to keep latency flat.
 _MAX_BATCH = 512
+# A batch holds its bytes in memory until COMMIT: large appends go a few at a time.
+_MAX_BATCH_BYTES = 16 * 1024 * 1024
 
 _APPEND = """
     SELECT ds_append(%s, %s, %s, %s, %s, %s, %s, %s,
@@ -72,16 +80,12 @@ class WriterStats:
 
 @dataclass(slots=True)
 class _Job:
-    future: asyncio.Future[Any]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[Any] | None
     commit: AppendCommit | None = None
-    work: Callable[[Conn], Awaitable[Any]] | None = None
-
-
-@dataclass(slots=True)
-class _Group:
-    """A stream's appends in one batch, stored by one fenced ``ds_append`` call."""
-
-    jobs: list[_Job] = field(default_factory=list)
+    work: Callable[[Conn], Any] | None = None
+    # A stream the engine decides afresh (see ``Writer.reset``).
+    reset: str | None = None
 
 
 def storage_error(error: Exception) -> Exception:
@@ -141,92 +145,109 @@ def _params(commits: list[AppendCommit]) -> tuple[object, ...]:
 
 
 class Writer:
-    """Owns the write connection; every mutation goes through it, in order."""
+    """Owns the write connection and its thread; every mutation goes through it, in order."""
 
     def __init__(self, url: str, options: Mapping[str, Any], channel: str, origin: str) -> None:
         self._url = url
         self._options = options
         self._channel = channel
         self._origin = origin
-        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._conn: Conn | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._thread: threading.Thread | None = None
+        # Only the thread reads or writes these two.
         # stream_id -> the last version of an append that failed: later ones build on it.
         self._broken: dict[str, int] = {}
         self._committing = False
         self.stats = WriterStats()
 
     async def start(self) -> None:
-        self._conn = await self._connect()
-        self._task = asyncio.create_task(self._run(), name="ds-postgres-writer")
+        self._conn = await asyncio.to_thread(self._connect)
+        self._thread = threading.Thread(target=self._run, name="ds-postgres-writer", daemon=True)
+        self._thread.start()
 
-    async def _connect(self) -> Conn:
-        return await psycopg.AsyncConnection.connect(self._url, autocommit=True, **self._options)
+    def _connect(self) -> Conn:
+        return psycopg.Connection.connect(self._url, autocommit=True, **self._options)
 
     def append(self, commit: AppendCommit) -> asyncio.Future[None]:
         """Queue an append; the future resolves once it is committed."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Job(future, commit=commit))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._queue.put(_Job(loop, future, commit=commit))
         return future
 
-    def submit(self, work: Callable[[Conn], Awaitable[T]]) -> asyncio.Future[T]:
+    def submit(self, work: Callable[[Conn], T]) -> asyncio.Future[T]:
         """Queue ``work`` (run inside the batch's transaction); resolves once committed."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Job(future, work=work))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._queue.put(_Job(loop, future, work=work))
         return future
 
     def reset(self, stream_id: str) -> None:
-        """The engine decides the stream's writes afresh (it reloaded the state)."""
-        self._broken.pop(stream_id, None)
+        """The engine decides the stream's writes afresh from here on (it reloaded the state)."""
+        # Through the queue: it applies after what was queued before it.
+        self._queue.put(_Job(asyncio.get_running_loop(), None, reset=stream_id))
 
     async def stop(self) -> None:
         """Commit what is queued, then close the connection."""
-        task, self._task = self._task, None
-        if task is not None:
-            self._queue.put_nowait(None)
-            await task
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            await asyncio.to_thread(thread.join)
 
-    # -- the task -----------------------------------------------------------
+    # -- the thread -----------------------------------------------------------
 
-    async def _run(self) -> None:
-        stopping = False
-        while not stopping:
-            first = await self._queue.get()
-            if first is None:
-                return
-            batch = [first]
-            while len(batch) < _MAX_BATCH:
+    def _run(self) -> None:
+        try:
+            stopping = False
+            while not stopping:
+                first = self._queue.get()
+                if first is None:
+                    return
+                batch = [first]
+                size = _size(first)
+                while len(batch) < _MAX_BATCH and size < _MAX_BATCH_BYTES:
+                    try:
+                        job = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if job is None:
+                        stopping = True
+                        break
+                    batch.append(job)
+                    size += _size(job)
                 try:
-                    job = self._queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    break
-                if job is None:
-                    stopping = True
-                    break
-                batch.append(job)
-            await self._commit(batch)
+                    self._commit(batch)
+                except Exception as error:
+                    # The writer must outlive any one batch, or every later write would hang.
+                    log.exception("postgres writer: a batch failed unexpectedly")
+                    self._fail(batch, error)
+        finally:
+            if self._conn is not None:
+                with contextlib.suppress(psycopg.Error):
+                    self._conn.close()
 
-    async def _commit(self, batch: list[_Job]) -> None:
+    def _commit(self, batch: list[_Job]) -> None:
         live = [job for job in batch if not self._refused(job)]
         if not live:
             return
         try:
-            results = await self._attempt(live)
+            results = self._attempt(live)
         except Exception as error:
             if isinstance(error, psycopg.OperationalError) or len(live) == 1:
                 self._fail(live, storage_error(error))
             else:
                 for job in live:
-                    await self._commit([job])
+                    self._commit([job])
             return
         for job, result in zip(live, results, strict=True):
             _settle(job, result)
 
     def _refused(self, job: _Job) -> bool:
-        """Fail an append decided on top of a failed one; True if it was."""
+        """Apply a reset, or fail an append decided on top of a failed one; True if either."""
+        if job.reset is not None:
+            self._broken.pop(job.reset, None)
+            return True
         commit = job.commit
         if commit is None:
             return False
@@ -241,7 +262,7 @@ class Writer:
         _settle(job, StaleStream())
         return True
 
-    async def _attempt(self, batch: list[_Job]) -> list[Any]:
+    def _attempt(self, batch: list[_Job]) -> list[Any]:
         """Run ``batch`` in one transaction; on a new connection if the first was lost.
 
         Retried only if the connection failed before ``COMMIT`` was sent:
@@ -249,78 +270,85 @@ class Writer:
         ``COMMIT`` leaves the outcome unknown, and the batch fails.
         """
         for attempt in range(2):
-            conn = await self._connection()
+            conn = self._connection()
             self._committing = False
             try:
-                return await self._transaction(conn, batch)
+                return self._transaction(conn, batch)
             except psycopg.OperationalError:
                 if self._committing or attempt == 1:
                     raise
                 log.warning("database connection lost; running the writes again on a new one")
         raise AssertionError("unreachable")
 
-    async def _connection(self) -> Conn:
+    def _connection(self) -> Conn:
         conn = self._conn
         if conn is None or conn.closed or conn.broken:
             if conn is not None:
                 with contextlib.suppress(psycopg.Error):
-                    await conn.close()
-            self._conn = conn = await self._connect()
+                    conn.close()
+            self._conn = conn = self._connect()
         return conn
 
-    async def _transaction(self, conn: Conn, batch: list[_Job]) -> list[Any]:
+    def _transaction(self, conn: Conn, batch: list[_Job]) -> list[Any]:
         """Run ``batch`` in one transaction; each job's result or StaleStream."""
         results: list[Any] = [None] * len(batch)
         appended: list[str] = []
-        async with conn.transaction():
+        with conn.transaction():
             i = 0
             while i < len(batch):
                 if batch[i].commit is None:
                     # Announce the appends before what follows them (a purge, say).
-                    await feed.notify_appends(conn, self._channel, self._origin, appended)
+                    feed.notify_appends(conn, self._channel, self._origin, appended)
                     appended = []
                     work = batch[i].work
                     assert work is not None
-                    results[i] = await work(conn)
+                    results[i] = work(conn)
                     i += 1
                     continue
                 j = i
                 while j < len(batch) and batch[j].commit is not None:
                     j += 1
-                appended += await self._appends(conn, batch, i, j, results)
+                appended += self._appends(conn, batch, i, j, results)
                 i = j
-            await feed.notify_appends(conn, self._channel, self._origin, appended)
+            feed.notify_appends(conn, self._channel, self._origin, appended)
             self._committing = True  # leaving the block sends COMMIT
         self.stats.transactions += 1
         self.stats.mutations += sum(1 for r in results if not isinstance(r, StaleStream))
         return results
 
-    async def _appends(
+    def _appends(
         self, conn: Conn, batch: list[_Job], i: int, j: int, results: list[Any]
     ) -> list[str]:
         """Store the appends ``batch[i:j]``, one fenced call per stream; the streams stored."""
-        groups: dict[str, list[int]] = {}
+        # A stream's appends, in order, each group a chain of consecutive versions.
+        groups: list[list[AppendCommit]] = []
+        indexes: list[list[int]] = []
+        open_group: dict[str, int] = {}
         for k in range(i, j):
             commit = batch[k].commit
             assert commit is not None
-            groups.setdefault(commit.stream_id, []).append(k)
-        params = [_params([batch[k].commit for k in ks]) for ks in groups.values()]  # type: ignore[misc]
-        async with conn.cursor() as cursor:
-            await cursor.executemany(_APPEND, params, returning=True)
-            stored: list[str] = []
-            for stream_id, ks in groups.items():
-                row = await cursor.fetchone()
+            at = open_group.get(commit.stream_id)
+            if at is None or groups[at][-1].version != commit.version - 1:
+                open_group[commit.stream_id] = at = len(groups)
+                groups.append([])
+                indexes.append([])
+            groups[at].append(commit)
+            indexes[at].append(k)
+        stored: list[str] = []
+        with conn.cursor() as cursor:
+            cursor.executemany(_APPEND, [_params(group) for group in groups], returning=True)
+            for group, ks in zip(groups, indexes, strict=True):
+                row = cursor.fetchone()
+                stream_id = group[0].stream_id
                 if row is not None and row[0]:
                     stored.append(stream_id)
                 else:
-                    last = batch[ks[-1]].commit
-                    assert last is not None
-                    self._broken[stream_id] = last.version
+                    self._broken[stream_id] = group[-1].version
                     self.stats.stale += len(ks)
                     for k in ks:
                         results[k] = StaleStream()
                 cursor.nextset()
-        return stored
+        return list(dict.fromkeys(stored))
 
     def _fail(self, jobs: list[_Job], error: Exception) -> None:
         for job in jobs:
@@ -331,9 +359,20 @@ class Writer:
             _settle(job, error)
 
 
+def _size(job: _Job | None) -> int:
+    return job.commit.size if job is not None and job.commit is not None else 0
+
+
 def _settle(job: _Job, result: object) -> None:
-    future = job.future
-    if future.cancelled():
+    if job.future is None:
+        return
+    # RuntimeError: the loop is closed, so nobody is waiting any more.
+    with contextlib.suppress(RuntimeError):
+        job.loop.call_soon_threadsafe(_resolve, job.future, result)
+
+
+def _resolve(future: asyncio.Future[Any], result: object) -> None:
+    if future.done():
         return
     if isinstance(result, Exception):
         future.set_exception(result)
