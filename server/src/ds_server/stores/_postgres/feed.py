@@ -211,7 +211,7 @@ class Barriers:
         marker = StreamChange(BARRIER, token, "", 0, 0, False, self._origin)
 
         async def send(conn: psycopg.AsyncConnection[Any]) -> None:
-            await notify(conn, self._channel, marker)
+            await conn.execute("SELECT pg_notify(%s, %s)", (self._channel, encode(marker)))
 
         try:
             await run(send)
