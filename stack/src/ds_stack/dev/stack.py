@@ -209,6 +209,11 @@ class Stack:
             found["heartbeat"] = self.heartbeat
         return found
 
+    @property
+    def server(self) -> Process:
+        """ds-server (the first replica, on a cluster)."""
+        return self.servers[0]
+
     def is_replica(self, name: str) -> bool:
         """Whether ``name`` is one of several ds-server replicas (the stack goes on without it)."""
         return self.config.clustered and any(s.spec.name == name for s in self.servers)
