@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING
 from litestar import Litestar, Router
 from litestar.plugins.core import MsgspecDIPlugin
 
+from ds_server import metrics
 from ds_server.auth import GatewayGuard
 from ds_server.edge.cors import Cors
 from ds_server.edge.errors import EXCEPTION_HANDLERS
 from ds_server.edge.layer import Edge
 from ds_server.edge.surfaces import BUCKET_PREFIX, STREAM_PREFIX
 from ds_server.live import LiveNotifier
+from ds_server.logs import AccessLog
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.routes.dispatch import StreamDispatcher
@@ -30,6 +32,7 @@ from ds_server.stores.registry import open_store
 from ds_server.subscriptions import SubscriptionManager
 
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Sequence
 
     from litestar.plugins import PluginProtocol
@@ -81,10 +84,13 @@ def create_app(
     store: Store | None = None,
     *,
     hooks: Sequence[RequestHooks] = (),
+    metrics_socket: socket.socket | None = None,
 ) -> DsApp:
     """Build the server application.
 
-    ``store`` overrides the configured backend; ``hooks`` are told about every request.
+    ``store`` overrides the configured backend; ``hooks`` are told about every
+    request, after the metrics and request log the settings ask for.
+    ``metrics_socket``: serve ``/metrics`` there while the app runs.
     """
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
@@ -92,12 +98,22 @@ def create_app(
         store, allow_private_webhooks=settings.subscriptions.webhook_allow_private
     )
     ctx = ServerContext(settings=settings, store=store, events=subs)
+    metrics.enable(settings.metrics.enabled)
+    hooks = [*_builtin_hooks(settings), *hooks]
+    endpoint: list[asyncio.Server] = []
 
     async def on_startup(app: Litestar) -> None:
         store.live.bind(asyncio.get_running_loop())
         await store.start()
+        if settings.metrics.enabled:
+            metrics.watch(store)
+            if metrics_socket is not None:
+                endpoint.append(await metrics.serve_metrics(metrics_socket))
 
     async def on_shutdown(app: Litestar) -> None:
+        for server in endpoint:
+            server.close()
+        metrics.watch(None)
         await subs.close()
         await store.stop()
 
@@ -134,6 +150,8 @@ def create_app(
         on_shutdown=[on_shutdown],
         request_max_body_size=None,
         openapi_config=None,
+        # Logging is the process's (ds_server.logs): Litestar must not add its own handlers.
+        logging_config=None,
         debug=False,
     )
     app.state[STATE_KEY] = ctx
@@ -148,6 +166,15 @@ def create_app(
         hooks=hooks,
     )
     return app
+
+
+def _builtin_hooks(settings: Settings) -> list[RequestHooks]:
+    hooks: list[RequestHooks] = []
+    if settings.metrics.enabled:
+        hooks.append(metrics.RequestMetrics())
+    if settings.log.requests:
+        hooks.append(AccessLog())
+    return hooks
 
 
 def asgi_app(app: DsApp) -> ASGIApp:
