@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disa
 
 # Every counter and histogram would export a ``_created`` timestamp series
 # too: twice the lines per scrape for what the process start time says.
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
