@@ -50,9 +50,10 @@ dev_flag = $(if $(filter command line,$(origin $(1))),$(2) $($(1)))
 DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,SERVER_PORT,--server-port) $(call dev_flag,ADMIN_PORT,--admin-port) \
 	$(call dev_flag,PG_PORT,--pg-port) $(call dev_flag,SYNC_PORT,--sync-port) \
+	$(call dev_flag,SERVER_METRICS_PORT,--server-metrics-port) \
 	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs)
 
-dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT=)
+dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT=)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
 dev-reset: $(VENV)/.synced ## Delete the dev stack's data in .dev/ (streams, Postgres, logs); refuses while `make dev` runs

@@ -98,7 +98,6 @@ def create_app(
         store, allow_private_webhooks=settings.subscriptions.webhook_allow_private
     )
     ctx = ServerContext(settings=settings, store=store, events=subs)
-    metrics.enable(settings.metrics.enabled)
     hooks = [*_builtin_hooks(settings), *hooks]
     endpoint: list[asyncio.Server] = []
 

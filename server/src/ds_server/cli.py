@@ -16,7 +16,7 @@ sys.modules.setdefault("watchfiles", None)  # type: ignore[arg-type]
 
 import uvicorn  # noqa: E402
 
-from ds_server import build, listen  # noqa: E402
+from ds_server import build, listen, metrics  # noqa: E402
 from ds_server.app import asgi_app, create_app  # noqa: E402
 from ds_server.backends import uses_data_dir  # noqa: E402
 from ds_server.freed_memory import keep_freed_memory  # noqa: E402
@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> None:
     except SettingsError as exc:
         _fail(str(exc))
     configure_logging(args.log_level, settings.log.format)
+    # Process-wide: the stores' writers record commits unless metrics are off.
+    metrics.enable(settings.metrics.enabled)
     host = args.host or settings.server.host
     port = settings.server.port if args.port is None else args.port
     # Claimed for the life of the process, before anything else: a second

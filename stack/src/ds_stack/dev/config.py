@@ -18,6 +18,8 @@ SERVER_PORT = 4437
 ADMIN_PORT = 9901
 POSTGRES_PORT = 54321
 SYNC_PORT = 4438
+# ds-server's /metrics listener (DS_METRICS__PORT's default).
+SERVER_METRICS_PORT = 9437
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,7 @@ class StackConfig:
     admin_port: int = ADMIN_PORT
     postgres_port: int = POSTGRES_PORT
     sync_port: int = SYNC_PORT
+    server_metrics_port: int = SERVER_METRICS_PORT
     heartbeat_secs: float = 5.0
     # Set: ds-sync reads table changes from Electric's Shape API instead of the WAL.
     electric_url: str | None = None
@@ -71,6 +74,10 @@ class StackConfig:
         return f"http://{LOOPBACK}:{self.server_port}"
 
     @property
+    def server_metrics_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.server_metrics_port}/metrics"
+
+    @property
     def admin_url(self) -> str:
         return f"http://{LOOPBACK}:{self.admin_port}"
 
@@ -90,4 +97,5 @@ class StackConfig:
             "--admin-port": self.admin_port,
             "--pg-port": self.postgres_port,
             "--sync-port": self.sync_port,
+            "--server-metrics-port": self.server_metrics_port,
         }

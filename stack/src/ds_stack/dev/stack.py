@@ -70,6 +70,7 @@ class Stack:
                     # Bucket scopes from the identity Envoy forwards.
                     "DS_AUTH__MODE": "gateway",
                     "DS_STORAGE__DATA_DIR": str(config.streams_dir),
+                    "DS_METRICS__PORT": str(config.server_metrics_port),
                     **config.server_env,
                 },
                 log_level="info",
