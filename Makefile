@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -177,6 +177,16 @@ bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## 
 	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 	@# The compiled build is what production runs (`make wheel`), so it is what's measured.
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
+	@# What metrics cost: unbatched POSTs with DS_METRICS__ENABLED on and off, interleaved.
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
+
+# `make bench-metrics BENCH_METRICS_ARGS="--quick --repetitions 3"` for a short run.
+BENCH_METRICS_ARGS ?=
+
+bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput with metrics on vs off, interleaved (also the end of `make bench`)
+	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
+	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
 
 bench-storage: $(VENV)/.synced ## Storage benchmark: append latency/throughput per backend, start-up time
 	$(VENV)/bin/ds-bench storage

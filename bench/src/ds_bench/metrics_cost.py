@@ -1,0 +1,132 @@
+"""``ds-bench metrics-cost``: unbatched POST throughput with metrics on and off, interleaved.
+
+The ``post`` scenario of ``compare`` (wrk, 50 connections, 100-byte POSTs to
+one stream, memory backend) against a fresh ds-server per run, alternately
+with ``DS_METRICS__ENABLED=true`` and ``false``; the order flips every
+repetition so neither side always runs first. Medians decide; the target is
+metrics on within 5 % of off.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ds_bench import _machine, throughput
+from ds_bench.model import Options
+from ds_bench.servers import DsServer
+
+if TYPE_CHECKING:
+    import argparse
+
+TARGET = 0.05
+SIDES = ("on", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class PostRun:
+    metrics: str  # "on" or "off"
+    repetition: int
+    msgs_per_s: float
+    p99_ms: float
+    server_cpu_s: float
+    background: float  # other processes' share of the machine meanwhile
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cost = sub.add_parser(
+        "metrics-cost", help="unbatched POST throughput, metrics on vs off, interleaved"
+    )
+    cost.add_argument("--repetitions", type=int, default=5, help="runs per side")
+    cost.add_argument("--quick", action="store_true", help="4 s runs instead of 10 s")
+
+
+def run_once(side: str, repetition: int, options: Options) -> PostRun:
+    """A fresh server with metrics ``side``, one wrk run."""
+    data_dir = Path(tempfile.mkdtemp(prefix=f"ds-bench-metrics-{side}-"))
+    env = {"DS_METRICS__ENABLED": "true" if side == "on" else "false"}
+    before = _machine.snapshot()
+    try:
+        with DsServer("memory", data_dir, env, label=f"metrics {side}") as server:
+            sample = throughput.run_post(server, "ds", options)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return PostRun(
+        side,
+        repetition,
+        sample.values["post_msgs"],
+        sample.values["post_p99"],
+        sample.server_cpu_s,
+        _machine.background_share(before, _machine.snapshot()),
+    )
+
+
+def compare(repetitions: int, quick: bool) -> list[PostRun]:
+    """``repetitions`` runs per side, alternating, the order flipped each repetition."""
+    options = Options(quick=quick, durable_backend="memory", data_root=Path(tempfile.gettempdir()))
+    runs: list[PostRun] = []
+    for repetition in range(repetitions):
+        order = SIDES if repetition % 2 == 0 else SIDES[::-1]
+        for side in order:
+            done = run_once(side, repetition, options)
+            print(
+                f"[{repetition + 1}/{repetitions}] metrics {side:<3} "
+                f"{done.msgs_per_s:>9,.0f} msg/s  p99 {done.p99_ms:6.2f} ms  "
+                f"(others {done.background * 100:.0f} %)",
+                flush=True,
+            )
+            runs.append(done)
+    return runs
+
+
+def summary(runs: list[PostRun]) -> dict[str, float]:
+    """Medians per side and the cost of metrics as a share of the rate without them."""
+    on = statistics.median(r.msgs_per_s for r in runs if r.metrics == "on")
+    off = statistics.median(r.msgs_per_s for r in runs if r.metrics == "off")
+    return {
+        "on_msgs_per_s": on,
+        "off_msgs_per_s": off,
+        "on_p99_ms": statistics.median(r.p99_ms for r in runs if r.metrics == "on"),
+        "off_p99_ms": statistics.median(r.p99_ms for r in runs if r.metrics == "off"),
+        "cost": 1 - on / off,
+        "max_background": max(r.background for r in runs),
+    }
+
+
+def markdown(figures: dict[str, float], repetitions: int) -> str:
+    verdict = "within" if figures["cost"] <= TARGET else "OUTSIDE"
+    return "\n".join(
+        [
+            f"Unbatched POST (wrk, 50 connections, 100 B), medians of {repetitions} "
+            "interleaved runs per side:",
+            "",
+            "| metrics | msg/s | p99 ms |",
+            "|---|---:|---:|",
+            f"| on | {figures['on_msgs_per_s']:,.0f} | {figures['on_p99_ms']:.2f} |",
+            f"| off | {figures['off_msgs_per_s']:,.0f} | {figures['off_p99_ms']:.2f} |",
+            "",
+            f"Metrics cost {figures['cost'] * 100:+.1f} % of the rate ({verdict} the "
+            f"{TARGET * 100:.0f} % target); other processes used up to "
+            f"{figures['max_background'] * 100:.0f} % of the machine during a run.",
+        ]
+    )
+
+
+def run(args: argparse.Namespace, results: Path) -> None:
+    runs = compare(args.repetitions, args.quick)
+    figures = summary(runs)
+    table = markdown(figures, args.repetitions)
+    print()
+    print(table)
+    results.mkdir(parents=True, exist_ok=True)
+    path = results / f"{time.strftime('%Y%m%dT%H%M%S')}-metrics-cost.json"
+    path.write_text(
+        json.dumps({"summary": figures, "runs": [asdict(r) for r in runs]}, indent=2) + "\n"
+    )
+    print(f"results: {path}")
