@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 from litestar import Litestar, Router
 from litestar.plugins.core import MsgspecDIPlugin
 
-from ds_server import metrics
+from ds_server import monitoring
 from ds_server.auth import GatewayGuard
 from ds_server.edge.cors import Cors
 from ds_server.edge.errors import EXCEPTION_HANDLERS
 from ds_server.edge.layer import Edge
 from ds_server.edge.surfaces import BUCKET_PREFIX, STREAM_PREFIX
 from ds_server.live import LiveNotifier
-from ds_server.logs import AccessLog
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
 from ds_server.routes.dispatch import StreamDispatcher
@@ -105,14 +104,14 @@ def create_app(
         store.live.bind(asyncio.get_running_loop())
         await store.start()
         if settings.metrics.enabled:
-            metrics.watch(store)
+            monitoring.watch(store)
             if metrics_socket is not None:
-                endpoint.append(await metrics.serve_metrics(metrics_socket))
+                endpoint.append(await monitoring.serve_metrics(metrics_socket))
 
     async def on_shutdown(app: Litestar) -> None:
         for server in endpoint:
             server.close()
-        metrics.watch(None)
+        monitoring.watch(None)
         await subs.close()
         await store.stop()
 
@@ -149,7 +148,7 @@ def create_app(
         on_shutdown=[on_shutdown],
         request_max_body_size=None,
         openapi_config=None,
-        # Logging is the process's (ds_server.logs): Litestar must not add its own handlers.
+        # Logging is the process's (monitoring.log_format): Litestar must not add its own handlers.
         logging_config=None,
         debug=False,
     )
@@ -170,9 +169,9 @@ def create_app(
 def _builtin_hooks(settings: Settings) -> list[RequestHooks]:
     hooks: list[RequestHooks] = []
     if settings.metrics.enabled:
-        hooks.append(metrics.RequestMetrics())
+        hooks.append(monitoring.RequestMetrics())
     if settings.log.requests:
-        hooks.append(AccessLog())
+        hooks.append(monitoring.AccessLog())
     return hooks
 
 

@@ -171,7 +171,12 @@ class MetricsSection(BaseModel):
         description="listen address of `/metrics`; loopback, so that only local scrapers reach "
         "it (never through the gateway)",
     )
-    port: int = Field(default=9437, ge=0, le=65535, description="listen port of `/metrics`")
+    port: int = Field(
+        default=9437,
+        ge=0,
+        le=65535,
+        description="listen port of `/metrics` (`0`: any free port, logged at start)",
+    )
 
 
 class LogSection(BaseModel):

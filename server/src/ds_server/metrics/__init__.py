@@ -1,27 +1,15 @@
-"""Prometheus metrics of ds-server (``docs/operations.md`` lists them).
+"""Prometheus metrics: the families and the calls that record them.
+
+The bottom layer: stores, features and routes record through
+``recorder`` and import nothing else of the monitoring. Everything that
+reads requests or serves the metrics is in ``ds_server.monitoring``.
 
 - ``families``: every metric, on the process's registry;
-- ``operations``: a request's protocol operation, the bounded label;
-- ``requests``: the request hook (counts, latency, open live reads);
 - ``recorder``: the functions stores and features call (commits, appends,
-  deliveries);
-- ``stored``: streams and bytes stored, counted at scrape time;
-- ``endpoint``: ``GET /metrics`` on its own loopback listener.
+  deliveries).
 """
 
-from ds_server.metrics.endpoint import serve_metrics
 from ds_server.metrics.families import REGISTRY
 from ds_server.metrics.recorder import appended, delivery, enable, observe_commit
-from ds_server.metrics.requests import RequestMetrics
-from ds_server.metrics.stored import watch
 
-__all__ = [
-    "REGISTRY",
-    "RequestMetrics",
-    "appended",
-    "delivery",
-    "enable",
-    "observe_commit",
-    "serve_metrics",
-    "watch",
-]
+__all__ = ["REGISTRY", "appended", "delivery", "enable", "observe_commit"]

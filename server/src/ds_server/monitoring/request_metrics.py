@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ds_server.metrics.families import LATENCY, OPEN_READERS, REQUESTS
-from ds_server.metrics.operations import OPERATIONS, operation
+from ds_server.monitoring.operations import OPERATIONS, operation
 
 if TYPE_CHECKING:
     from litestar.types import HTTPScope

@@ -10,6 +10,8 @@ from typing import Literal
 
 # Attributes every LogRecord has; anything else on a record came in ``extra``.
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
+# uvicorn adds its message again with terminal colour codes.
+_SKIPPED = _STANDARD | {"color_message"}
 TEXT_FORMAT = "%(levelname)s %(name)s %(message)s"
 
 
@@ -25,7 +27,7 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         for key, value in record.__dict__.items():
-            if key not in _STANDARD and not key.startswith("_"):
+            if key not in _SKIPPED and not key.startswith("_"):
                 line[key] = value
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
