@@ -5,10 +5,17 @@ one stream, memory backend) against a fresh ds-server per run, alternately
 with ``DS_METRICS__ENABLED=true`` and ``false``; the order flips every
 repetition so neither side always runs first. Medians decide; the target is
 metrics on within 5 % of off.
+
+wrk's rate moves with whatever else the machine runs; so, beside it, the
+CPU time one append takes inside the app (in-process, no sockets, as
+``ds-bench probe app``), metrics on and off, interleaved: the per-request
+cost itself, which other processes barely disturb.
 """
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import shutil
 import statistics
@@ -16,10 +23,13 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import uvloop
 
 from ds_bench import _machine, throughput
 from ds_bench.model import Options
+from ds_bench.probes import asgi_scope
 from ds_bench.servers import DsServer
 
 if TYPE_CHECKING:
@@ -85,6 +95,60 @@ def compare(repetitions: int, quick: bool) -> list[PostRun]:
     return runs
 
 
+async def append_cpu_us(metrics_on: bool, appends: int) -> float:
+    """CPU µs per 100-byte append through a memory-mode app (lifespan started, no sockets)."""
+    from ds_server.app import asgi_app, create_app
+    from ds_server.metrics import enable
+    from ds_server.settings import MetricsSection, Settings, StorageSection
+
+    enable(metrics_on)
+    settings = Settings(
+        storage=StorageSection(mode="memory"), metrics=MetricsSection(enabled=metrics_on)
+    )
+    app: Any = asgi_app(create_app(settings))
+    started = asyncio.Event()
+
+    async def startup() -> dict[str, Any]:
+        return {"type": "lifespan.startup"}
+
+    async def lifespan_send(message: dict[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+
+    lifespan = asyncio.ensure_future(
+        app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, startup, lifespan_send)
+    )
+    await started.wait()
+    headers = ((b"content-type", b"application/octet-stream"),)
+    post = asgi_scope("POST", "/v1/stream/probe", headers=headers)
+
+    async def body() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"x" * 100, "more_body": False}
+
+    async def discard(message: dict[str, Any]) -> None:
+        pass
+
+    await app(asgi_scope("PUT", "/v1/stream/probe", headers=headers), body, discard)
+    gc.collect()
+    cpu = time.process_time()
+    for _ in range(appends):
+        # A fresh scope per request, as the HTTP protocol makes one.
+        await app(dict(post), body, discard)
+    spent = time.process_time() - cpu
+    lifespan.cancel()
+    return spent / appends * 1e6
+
+
+def in_process(rounds: int, appends: int) -> dict[str, float]:
+    """The least CPU per append of ``rounds`` interleaved rounds per side."""
+    best = {side: float("inf") for side in SIDES}
+    for round_ in range(rounds):
+        for side in SIDES if round_ % 2 == 0 else SIDES[::-1]:
+            spent = uvloop.run(append_cpu_us(side == "on", appends))
+            best[side] = min(best[side], spent)
+    return {"on_append_cpu_us": best["on"], "off_append_cpu_us": best["off"]}
+
+
 def summary(runs: list[PostRun]) -> dict[str, float]:
     """Medians per side and the cost of metrics as a share of the rate without them."""
     on = statistics.median(r.msgs_per_s for r in runs if r.metrics == "on")
@@ -101,6 +165,7 @@ def summary(runs: list[PostRun]) -> dict[str, float]:
 
 def markdown(figures: dict[str, float], repetitions: int) -> str:
     verdict = "within" if figures["cost"] <= TARGET else "OUTSIDE"
+    on_us, off_us = figures["on_append_cpu_us"], figures["off_append_cpu_us"]
     return "\n".join(
         [
             f"Unbatched POST (wrk, 50 connections, 100 B), medians of {repetitions} "
@@ -114,6 +179,10 @@ def markdown(figures: dict[str, float], repetitions: int) -> str:
             f"Metrics cost {figures['cost'] * 100:+.1f} % of the rate ({verdict} the "
             f"{TARGET * 100:.0f} % target); other processes used up to "
             f"{figures['max_background'] * 100:.0f} % of the machine during a run.",
+            "",
+            f"In-process, CPU per append through the app (best of interleaved rounds): "
+            f"{on_us:.1f} µs with metrics, {off_us:.1f} µs without "
+            f"({(on_us / off_us - 1) * 100:+.1f} %).",
         ]
     )
 
@@ -121,6 +190,7 @@ def markdown(figures: dict[str, float], repetitions: int) -> str:
 def run(args: argparse.Namespace, results: Path) -> None:
     runs = compare(args.repetitions, args.quick)
     figures = summary(runs)
+    figures |= in_process(rounds=6, appends=5_000 if args.quick else 20_000)
     table = markdown(figures, args.repetitions)
     print()
     print(table)

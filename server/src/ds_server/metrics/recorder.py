@@ -11,13 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ds_server.metrics.families import (
-    APPENDED_BYTES,
-    APPENDED_MESSAGES,
-    COMMIT_LATENCY,
-    COMMIT_SIZE,
-    DELIVERIES,
-)
+from ds_server.metrics.families import APPENDS, COMMIT_LATENCY, COMMIT_SIZE, DELIVERIES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,8 +40,8 @@ def observe_commit(seconds: float, writes: int) -> None:
 def appended(messages: Sequence[bytes]) -> None:
     """``messages`` were appended to a stream (by a POST, or a PUT with a body)."""
     if _enabled:
-        APPENDED_MESSAGES.inc(len(messages))
-        APPENDED_BYTES.inc(sum(map(len, messages)))
+        APPENDS.messages += len(messages)
+        APPENDS.size += sum(map(len, messages))
 
 
 def delivery(kind: str, *, delivered: bool) -> None:

@@ -68,7 +68,7 @@ def operation(method: str, path: str, query: bytes) -> str:
     stream_operation = _STREAM_OPERATIONS.get(method)
     if stream_operation is not None and stream_route(path, method) is not None:
         if stream_operation == "read" and query:
-            return _read_mode(query)
+            return read_mode(query)
         return stream_operation
     if method == "OPTIONS":
         return "preflight"
@@ -85,7 +85,8 @@ def operation(method: str, path: str, query: bytes) -> str:
     return OTHER
 
 
-def _read_mode(query: bytes) -> str:
+def read_mode(query: bytes) -> str:
+    """A stream read's operation by its query string: ``read``, ``read_sse``, ``read_long_poll``."""
     for parameter in query.split(b"&"):
         mode = _LIVE_MODES.get(parameter)
         if mode is not None:

@@ -1,63 +1,150 @@
 """The request hook behind the per-operation metrics (see ``edge.layer.RequestHooks``).
 
-Every label child is bound once: the latency histogram's per operation up
-front, a request counter's per (operation, status) on first use, so a
-request costs dictionary look-ups and no label objects.
+Hooks run on the event loop, one at a time, so the tallies are plain
+integers and lists: a request costs a few dictionary and list updates and
+no lock (prometheus-client's metric objects take one per update). A
+collector turns the tallies into metric families when scraped, on the same
+loop (``endpoint``).
 """
 
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from ds_server.metrics.families import LATENCY, OPEN_READERS, REQUESTS
-from ds_server.monitoring.operations import OPERATIONS, operation
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
+from prometheus_client.registry import Collector
+
+from ds_server.metrics.families import LATENCY_BUCKETS, REGISTRY
+from ds_server.monitoring.operations import OPERATIONS, operation, read_mode
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from litestar.types import HTTPScope
-    from prometheus_client.metrics import Counter, Gauge, Histogram
+    from prometheus_client.metrics_core import Metric
 
 # Per-request values live in the ASGI scope (edge.layer says why).
 _OPERATION = "ds.metrics.operation"
 _STARTED = "ds.metrics.started"
-_ANSWERED = "ds.metrics.answered"
+# In place of the start time once the response started.
+_ANSWERED = -1.0
 _LIVE_KINDS = {"read_sse": "sse", "read_long_poll": "long-poll"}
+# Operations by method and path, remembered: clients hit the same streams
+# again and again. Emptied when full, so never more than this many paths.
+_REMEMBERED_PATHS = 4096
+
+
+class _Latency:
+    """One operation's histogram: a count per bucket (the last is +Inf) and the sum."""
+
+    __slots__ = ("counts", "total")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
+        self.total = 0.0
+
+
+class RequestTotals:
+    """Every request since start, by operation: statuses, latency, open live reads."""
+
+    def __init__(self) -> None:
+        self.statuses: dict[str, dict[int, int]] = {op: {} for op in OPERATIONS}
+        self.latency: dict[str, _Latency] = {op: _Latency() for op in OPERATIONS}
+        self.live: dict[str, int] = dict.fromkeys(_LIVE_KINDS, 0)
 
 
 class RequestMetrics:
-    """Counts requests by operation and status, times them, and gauges open live reads."""
+    """The hook: counts requests by operation and status, times them, tracks live reads."""
 
-    def __init__(self) -> None:
-        self._latency: dict[str, Histogram] = {op: LATENCY.labels(op) for op in OPERATIONS}
-        self._live: dict[str, Gauge] = {
-            op: OPEN_READERS.labels(kind) for op, kind in _LIVE_KINDS.items()
-        }
-        self._requests: dict[tuple[str, int], Counter] = {}
+    def __init__(self, totals: RequestTotals | None = None) -> None:
+        self._totals = totals or TOTALS
+        self._statuses = self._totals.statuses
+        self._latency = self._totals.latency
+        self._live = self._totals.live
+        self._known: dict[str, dict[str, str]] = {}
 
     def request_started(self, scope: HTTPScope) -> None:
-        op = operation(scope["method"], scope["path"], scope["query_string"])
+        method, path = scope["method"], scope["path"]
+        known = self._known.get(method)
+        if known is None:
+            known = self._known[method] = {}
+        op = known.get(path)
+        if op is None:
+            if len(known) >= _REMEMBERED_PATHS:
+                known.clear()
+            op = known[path] = operation(method, path, b"")
+        if op == "read":
+            query = scope["query_string"]
+            if query:
+                op = read_mode(query)
+                if op in self._live:
+                    self._live[op] += 1
         scope[_OPERATION] = op  # type: ignore[literal-required]
         scope[_STARTED] = time.perf_counter()  # type: ignore[literal-required]
-        live = self._live.get(op)
-        if live is not None:
-            live.inc()
 
     def response_started(self, scope: HTTPScope, status: int) -> None:
         op: str = scope[_OPERATION]  # type: ignore[literal-required]
-        self._latency[op].observe(time.perf_counter() - scope[_STARTED])  # type: ignore[literal-required]
-        scope[_ANSWERED] = True  # type: ignore[literal-required]
-        self._count(op, status)
+        seconds = time.perf_counter() - scope[_STARTED]  # type: ignore[literal-required]
+        latency = self._latency[op]
+        latency.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        latency.total += seconds
+        scope[_STARTED] = _ANSWERED  # type: ignore[literal-required]
+        statuses = self._statuses[op]
+        statuses[status] = statuses.get(status, 0) + 1
 
     def request_finished(self, scope: HTTPScope) -> None:
         op: str = scope[_OPERATION]  # type: ignore[literal-required]
-        live = self._live.get(op)
-        if live is not None:
-            live.dec()
-        if _ANSWERED not in scope:
-            self._count(op, 0)  # the client went away first, or the server failed
+        if op in self._live:
+            self._live[op] -= 1
+        if scope[_STARTED] is not _ANSWERED:  # type: ignore[literal-required]
+            # The client went away first, or the server failed: status 0.
+            statuses = self._statuses[op]
+            statuses[0] = statuses.get(0, 0) + 1
 
-    def _count(self, op: str, status: int) -> None:
-        counter = self._requests.get((op, status))
-        if counter is None:
-            counter = self._requests[op, status] = REQUESTS.labels(op, str(status))
-        counter.inc()
+
+class _TotalsCollector(Collector):
+    def __init__(self, totals: RequestTotals) -> None:
+        self._totals = totals
+
+    def collect(self) -> Iterator[Metric]:
+        totals = self._totals
+        requests = CounterMetricFamily(
+            "ds_server_requests",
+            "HTTP requests by protocol operation and response status (0: no response sent)",
+            labels=["operation", "status"],
+        )
+        for op, statuses in totals.statuses.items():
+            for status, count in sorted(statuses.items()):
+                requests.add_metric([op, str(status)], count)
+        yield requests
+        latency = HistogramMetricFamily(
+            "ds_server_request_duration_seconds",
+            "Time from a request's arrival to its response head (a long-poll's wait included)",
+            labels=["operation"],
+        )
+        bounds = [*map(str, LATENCY_BUCKETS), "+Inf"]
+        for op, histogram in totals.latency.items():
+            if not histogram.total and not any(histogram.counts):
+                continue
+            cumulative, buckets = 0, []
+            for bound, count in zip(bounds, histogram.counts, strict=True):
+                cumulative += count
+                buckets.append((bound, cumulative))
+            latency.add_metric([op], buckets, histogram.total)
+        yield latency
+        live = GaugeMetricFamily(
+            "ds_server_live_readers", "Open live reads by kind (sse, long-poll)", labels=["kind"]
+        )
+        for op, kind in _LIVE_KINDS.items():
+            live.add_metric([kind], totals.live[op])
+        yield live
+
+
+TOTALS = RequestTotals()
+REGISTRY.register(_TotalsCollector(TOTALS))
