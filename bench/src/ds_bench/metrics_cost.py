@@ -46,6 +46,9 @@ class PostRun:
     msgs_per_s: float
     p99_ms: float
     server_cpu_s: float
+    # The server's CPU time per request: what metrics add to it is their cost
+    # even on a busy machine, where the rate moves with everyone else's load.
+    cpu_us_per_request: float
     background: float  # other processes' share of the machine meanwhile
 
 
@@ -67,12 +70,15 @@ def run_once(side: str, repetition: int, options: Options) -> PostRun:
             sample = throughput.run_post(server, "ds", options)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+    rate = sample.values["post_msgs"]
+    requests = rate * float(sample.notes["seconds"])
     return PostRun(
         side,
         repetition,
-        sample.values["post_msgs"],
+        rate,
         sample.values["post_p99"],
         sample.server_cpu_s,
+        sample.server_cpu_s / requests * 1e6,
         _machine.background_share(before, _machine.snapshot()),
     )
 
@@ -88,6 +94,7 @@ def compare(repetitions: int, quick: bool) -> list[PostRun]:
             print(
                 f"[{repetition + 1}/{repetitions}] metrics {side:<3} "
                 f"{done.msgs_per_s:>9,.0f} msg/s  p99 {done.p99_ms:6.2f} ms  "
+                f"server CPU {done.cpu_us_per_request:5.1f} µs/request  "
                 f"(others {done.background * 100:.0f} %)",
                 flush=True,
             )
@@ -159,6 +166,12 @@ def summary(runs: list[PostRun]) -> dict[str, float]:
         "on_p99_ms": statistics.median(r.p99_ms for r in runs if r.metrics == "on"),
         "off_p99_ms": statistics.median(r.p99_ms for r in runs if r.metrics == "off"),
         "cost": 1 - on / off,
+        "on_cpu_us_per_request": statistics.median(
+            r.cpu_us_per_request for r in runs if r.metrics == "on"
+        ),
+        "off_cpu_us_per_request": statistics.median(
+            r.cpu_us_per_request for r in runs if r.metrics == "off"
+        ),
         "max_background": max(r.background for r in runs),
     }
 
@@ -166,18 +179,21 @@ def summary(runs: list[PostRun]) -> dict[str, float]:
 def markdown(figures: dict[str, float], repetitions: int) -> str:
     verdict = "within" if figures["cost"] <= TARGET else "OUTSIDE"
     on_us, off_us = figures["on_append_cpu_us"], figures["off_append_cpu_us"]
+    on_cpu, off_cpu = figures["on_cpu_us_per_request"], figures["off_cpu_us_per_request"]
     return "\n".join(
         [
             f"Unbatched POST (wrk, 50 connections, 100 B), medians of {repetitions} "
             "interleaved runs per side:",
             "",
-            "| metrics | msg/s | p99 ms |",
-            "|---|---:|---:|",
-            f"| on | {figures['on_msgs_per_s']:,.0f} | {figures['on_p99_ms']:.2f} |",
-            f"| off | {figures['off_msgs_per_s']:,.0f} | {figures['off_p99_ms']:.2f} |",
+            "| metrics | msg/s | p99 ms | server CPU µs/request |",
+            "|---|---:|---:|---:|",
+            f"| on | {figures['on_msgs_per_s']:,.0f} | {figures['on_p99_ms']:.2f} | {on_cpu:.1f} |",
+            f"| off | {figures['off_msgs_per_s']:,.0f} | {figures['off_p99_ms']:.2f} "
+            f"| {off_cpu:.1f} |",
             "",
             f"Metrics cost {figures['cost'] * 100:+.1f} % of the rate ({verdict} the "
-            f"{TARGET * 100:.0f} % target); other processes used up to "
+            f"{TARGET * 100:.0f} % target) and {(on_cpu / off_cpu - 1) * 100:+.1f} % server CPU "
+            f"per request; other processes used up to "
             f"{figures['max_background'] * 100:.0f} % of the machine during a run.",
             "",
             f"In-process, CPU per append through the app (best of interleaved rounds): "
