@@ -10,6 +10,7 @@ Litestar. ``docs/architecture.md`` says why there are two.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING
 
 from litestar import Litestar, Router
@@ -170,7 +171,8 @@ def _builtin_hooks(settings: Settings) -> list[RequestHooks]:
     hooks: list[RequestHooks] = []
     if settings.metrics.enabled:
         hooks.append(monitoring.RequestMetrics())
-    if settings.log.requests:
+    # Not even a hook when its lines would be dropped (ds-server --log-level warning).
+    if settings.log.requests and monitoring.access_log.log.isEnabledFor(logging.INFO):
         hooks.append(monitoring.AccessLog())
     return hooks
 
