@@ -2,7 +2,7 @@
 
 The registry is the process's, not an app's: the store's writer threads and
 the request hooks record into the same families whichever app is serving.
-What is recorded per request (appends here, requests in
+What is recorded per request (``tallies``, and requests in
 ``monitoring.request_metrics``) is kept in plain integers, bumped on the
 event loop, and turned into metric families when scraped: prometheus-client's
 own metric objects take a lock per update, which costs more than the rest of
@@ -14,12 +14,13 @@ reader kinds), never paths or stream names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
 from prometheus_client.metrics_core import CounterMetricFamily
 from prometheus_client.registry import Collector
+
+from ds_server.metrics.tallies import APPENDS, Appends
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -45,14 +46,6 @@ _COMMIT_BUCKETS = (
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
-@dataclass(slots=True)
-class Appends:
-    """Appends so far: plain integers, bumped on the event loop only (no lock per append)."""
-
-    messages: int = 0
-    size: int = 0
-
-
 class _AppendsCollector(Collector):
     def __init__(self, appends: Appends) -> None:
         self._appends = appends
@@ -68,7 +61,6 @@ class _AppendsCollector(Collector):
         )
 
 
-APPENDS = Appends()
 REGISTRY.register(_AppendsCollector(APPENDS))
 COMMIT_LATENCY = Histogram(
     "ds_server_store_commit_duration_seconds",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ds_server.metrics.families import APPENDS, COMMIT_LATENCY, COMMIT_SIZE, DELIVERIES
+from ds_server.metrics.families import COMMIT_LATENCY, COMMIT_SIZE, DELIVERIES
+from ds_server.metrics.tallies import APPENDS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -2,9 +2,10 @@
 
 Hooks run on the event loop, one at a time, so the tallies are plain
 integers and lists: a request costs a few dictionary and list updates and
-no lock (prometheus-client's metric objects take one per update). A
-collector turns the tallies into metric families when scraped, on the same
-loop (``endpoint``).
+no lock (prometheus-client's metric objects take one per update).
+``request_collector`` turns them into metric families when scraped, on the
+same loop (``endpoint``). Compiled with mypyc in the wheel: it runs on
+every request.
 """
 
 from __future__ import annotations
@@ -13,28 +14,17 @@ import time
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from prometheus_client.metrics_core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-)
-from prometheus_client.registry import Collector
-
-from ds_server.metrics.families import LATENCY_BUCKETS, REGISTRY
+from ds_server.metrics.families import LATENCY_BUCKETS
 from ds_server.monitoring.operations import OPERATIONS, operation, read_mode
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from litestar.types import HTTPScope
-    from prometheus_client.metrics_core import Metric
 
 # Per-request values live in the ASGI scope (edge.layer says why).
 _OPERATION = "ds.metrics.operation"
 _STARTED = "ds.metrics.started"
-# In place of the start time once the response started.
-_ANSWERED = -1.0
-_LIVE_KINDS = {"read_sse": "sse", "read_long_poll": "long-poll"}
+_ANSWERED = "ds.metrics.answered"
+LIVE_KINDS = {"read_sse": "sse", "read_long_poll": "long-poll"}
 # Operations by method and path, remembered: clients hit the same streams
 # again and again. Emptied when full, so never more than this many paths.
 _REMEMBERED_PATHS = 4096
@@ -42,8 +32,6 @@ _REMEMBERED_PATHS = 4096
 
 class _Latency:
     """One operation's histogram: a count per bucket (the last is +Inf) and the sum."""
-
-    __slots__ = ("counts", "total")
 
     def __init__(self) -> None:
         self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
@@ -56,7 +44,7 @@ class RequestTotals:
     def __init__(self) -> None:
         self.statuses: dict[str, dict[int, int]] = {op: {} for op in OPERATIONS}
         self.latency: dict[str, _Latency] = {op: _Latency() for op in OPERATIONS}
-        self.live: dict[str, int] = dict.fromkeys(_LIVE_KINDS, 0)
+        self.live: dict[str, int] = dict.fromkeys(LIVE_KINDS, 0)
 
 
 class RequestMetrics:
@@ -94,7 +82,7 @@ class RequestMetrics:
         latency = self._latency[op]
         latency.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         latency.total += seconds
-        scope[_STARTED] = _ANSWERED  # type: ignore[literal-required]
+        scope[_ANSWERED] = True  # type: ignore[literal-required]
         statuses = self._statuses[op]
         statuses[status] = statuses.get(status, 0) + 1
 
@@ -102,49 +90,10 @@ class RequestMetrics:
         op: str = scope[_OPERATION]  # type: ignore[literal-required]
         if op in self._live:
             self._live[op] -= 1
-        if scope[_STARTED] is not _ANSWERED:  # type: ignore[literal-required]
+        if _ANSWERED not in scope:
             # The client went away first, or the server failed: status 0.
             statuses = self._statuses[op]
             statuses[0] = statuses.get(0, 0) + 1
 
 
-class _TotalsCollector(Collector):
-    def __init__(self, totals: RequestTotals) -> None:
-        self._totals = totals
-
-    def collect(self) -> Iterator[Metric]:
-        totals = self._totals
-        requests = CounterMetricFamily(
-            "ds_server_requests",
-            "HTTP requests by protocol operation and response status (0: no response sent)",
-            labels=["operation", "status"],
-        )
-        for op, statuses in totals.statuses.items():
-            for status, count in sorted(statuses.items()):
-                requests.add_metric([op, str(status)], count)
-        yield requests
-        latency = HistogramMetricFamily(
-            "ds_server_request_duration_seconds",
-            "Time from a request's arrival to its response head (a long-poll's wait included)",
-            labels=["operation"],
-        )
-        bounds = [*map(str, LATENCY_BUCKETS), "+Inf"]
-        for op, histogram in totals.latency.items():
-            if not histogram.total and not any(histogram.counts):
-                continue
-            cumulative, buckets = 0, []
-            for bound, count in zip(bounds, histogram.counts, strict=True):
-                cumulative += count
-                buckets.append((bound, cumulative))
-            latency.add_metric([op], buckets, histogram.total)
-        yield latency
-        live = GaugeMetricFamily(
-            "ds_server_live_readers", "Open live reads by kind (sse, long-poll)", labels=["kind"]
-        )
-        for op, kind in _LIVE_KINDS.items():
-            live.add_metric([kind], totals.live[op])
-        yield live
-
-
 TOTALS = RequestTotals()
-REGISTRY.register(_TotalsCollector(TOTALS))
