@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -42,8 +43,13 @@ def _send(conn: socket.socket, count: int) -> None:
             raise RuntimeError(f"unexpected answer: {answer[:80]!r}")
 
 
-def per_request(env: dict[str, str], requests: int = 2000, warmup: int = 500) -> float:
-    """Instructions per 100-byte POST of a memory-mode ds-server with ``env`` added."""
+def per_request(
+    env: dict[str, str], requests: int = 2000, warmup: int = 500, keep: Path | None = None
+) -> float:
+    """Instructions per 100-byte POST of a memory-mode ds-server with ``env`` added.
+
+    ``keep``: copy callgrind's dump there (for ``callgrind_annotate``).
+    """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="ds-bench-callgrind-") as scratch:
         out = Path(scratch) / "callgrind.out"
@@ -82,7 +88,7 @@ def per_request(env: dict[str, str], requests: int = 2000, warmup: int = 500) ->
                 _control("-z", server.pid)
                 _send(conn, requests)
                 _control("-d", server.pid)
-            total = _total(out)
+            total = _total(out, keep)
         finally:
             server.kill()
             server.wait()
@@ -107,11 +113,13 @@ def _control(flag: str, pid: int) -> None:
     subprocess.run(["callgrind_control", flag, str(pid)], check=True, capture_output=True)
 
 
-def _total(out: Path) -> float:
+def _total(out: Path, keep: Path | None = None) -> float:
     """The instruction total of the dump ``callgrind_control -d`` wrote (``out.N``)."""
     dumps = sorted(out.parent.glob(out.name + ".*"), key=lambda p: p.stat().st_mtime)
     if not dumps:
         raise RuntimeError("callgrind wrote no dump")
+    if keep is not None:
+        shutil.copyfile(dumps[-1], keep)
     text = dumps[-1].read_text(errors="replace")
     found = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
     if found is None:

@@ -35,7 +35,7 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 
 # Request latency (``monitoring.request_metrics``): from 0.5 ms (an append to
 # memory) to 30 s (a long-poll that waited its full timeout).
-LATENCY_BUCKETS = (
+LATENCY_BUCKETS: tuple[float, ...] = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 )  # fmt: skip
 # An fsync takes ~0.1 ms on a cache-backed disk, tens of ms on a slow one.

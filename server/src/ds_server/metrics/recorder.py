@@ -9,13 +9,8 @@ each call is one global read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ds_server.metrics.families import COMMIT_LATENCY, COMMIT_SIZE, DELIVERIES
 from ds_server.metrics.tallies import APPENDS
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 _enabled = True
 _DELIVERY_CHILDREN = {
@@ -38,11 +33,15 @@ def observe_commit(seconds: float, writes: int) -> None:
         COMMIT_SIZE.observe(writes)
 
 
-def appended(messages: Sequence[bytes]) -> None:
+def appended(messages: tuple[bytes, ...]) -> None:
     """``messages`` were appended to a stream (by a POST, or a PUT with a body)."""
     if _enabled:
-        APPENDS.messages += len(messages)
-        APPENDS.size += sum(map(len, messages))
+        size = 0
+        for message in messages:
+            size += len(message)
+        appends = APPENDS
+        appends.messages += len(messages)
+        appends.size += size
 
 
 def delivery(kind: str, *, delivered: bool) -> None:

@@ -27,15 +27,15 @@ class TotalsCollector(Collector):
         self._totals = totals
 
     def collect(self) -> Iterator[Metric]:
-        totals = self._totals
+        tallies = self._totals.tallies.values()
         requests = CounterMetricFamily(
             "ds_server_requests",
             "HTTP requests by protocol operation and response status (0: no response sent)",
             labels=["operation", "status"],
         )
-        for op, statuses in totals.statuses.items():
-            for status, count in sorted(statuses.items()):
-                requests.add_metric([op, str(status)], count)
+        for tally in tallies:
+            for status, count in sorted(tally.statuses.items()):
+                requests.add_metric([tally.operation, str(status)], count)
         yield requests
         latency = HistogramMetricFamily(
             "ds_server_request_duration_seconds",
@@ -43,20 +43,20 @@ class TotalsCollector(Collector):
             labels=["operation"],
         )
         bounds = [*map(str, LATENCY_BUCKETS), "+Inf"]
-        for op, histogram in totals.latency.items():
-            if not histogram.total and not any(histogram.counts):
+        for tally in tallies:
+            if not any(tally.counts):
                 continue
             cumulative, buckets = 0, []
-            for bound, count in zip(bounds, histogram.counts, strict=True):
+            for bound, count in zip(bounds, tally.counts, strict=True):
                 cumulative += count
                 buckets.append((bound, cumulative))
-            latency.add_metric([op], buckets, histogram.total)
+            latency.add_metric([tally.operation], buckets, tally.total)
         yield latency
         live = GaugeMetricFamily(
             "ds_server_live_readers", "Open live reads by kind (sse, long-poll)", labels=["kind"]
         )
         for op, kind in LIVE_KINDS.items():
-            live.add_metric([kind], totals.live[op])
+            live.add_metric([kind], self._totals.tallies[op].open)
         yield live
 
 

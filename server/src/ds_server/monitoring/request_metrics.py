@@ -1,11 +1,11 @@
 """The request hook behind the per-operation metrics (see ``edge.layer.RequestHooks``).
 
 Hooks run on the event loop, one at a time, so the tallies are plain
-integers and lists: a request costs a few dictionary and list updates and
+integers and lists: a request costs a few attribute and list updates and
 no lock (prometheus-client's metric objects take one per update).
 ``request_collector`` turns them into metric families when scraped, on the
 same loop (``endpoint``). Compiled with mypyc in the wheel: it runs on
-every request.
+every request, and ``ds_bench.instructions`` counts what it costs.
 """
 
 from __future__ import annotations
@@ -20,80 +20,88 @@ from ds_server.monitoring.operations import OPERATIONS, operation, read_mode
 if TYPE_CHECKING:
     from litestar.types import HTTPScope
 
-# Per-request values live in the ASGI scope (edge.layer says why).
-_OPERATION = "ds.metrics.operation"
-_STARTED = "ds.metrics.started"
-_ANSWERED = "ds.metrics.answered"
+# A request's state lives in the ASGI scope (edge.layer says why): one entry.
+_IN_FLIGHT = "ds.metrics"
 LIVE_KINDS = {"read_sse": "sse", "read_long_poll": "long-poll"}
 # Operations by method and path, remembered: clients hit the same streams
 # again and again. Emptied when full, so never more than this many paths.
 _REMEMBERED_PATHS = 4096
+_BOUNDS: tuple[float, ...] = LATENCY_BUCKETS
 
 
-class _Latency:
-    """One operation's histogram: a count per bucket (the last is +Inf) and the sum."""
+class Tally:
+    """One operation's requests: by status, their latency histogram, and how many are open."""
 
-    def __init__(self) -> None:
-        self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
-        self.total = 0.0
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        self.statuses: dict[int, int] = {}
+        # A count per latency bucket (the last is +Inf), and their sum.
+        self.counts: list[int] = [0] * (len(_BOUNDS) + 1)
+        self.total: float = 0.0
+        self.live = operation in LIVE_KINDS
+        self.open = 0  # live reads in progress
+
+    def count(self, status: int) -> None:
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+
+
+class _InFlight:
+    """What the hook keeps of one request between its calls."""
+
+    def __init__(self, tally: Tally, started: float) -> None:
+        self.tally = tally
+        self.started = started
+        self.answered = False
 
 
 class RequestTotals:
-    """Every request since start, by operation: statuses, latency, open live reads."""
+    """Every request since start, one tally per operation."""
 
     def __init__(self) -> None:
-        self.statuses: dict[str, dict[int, int]] = {op: {} for op in OPERATIONS}
-        self.latency: dict[str, _Latency] = {op: _Latency() for op in OPERATIONS}
-        self.live: dict[str, int] = dict.fromkeys(LIVE_KINDS, 0)
+        self.tallies: dict[str, Tally] = {op: Tally(op) for op in OPERATIONS}
 
 
 class RequestMetrics:
     """The hook: counts requests by operation and status, times them, tracks live reads."""
 
     def __init__(self, totals: RequestTotals | None = None) -> None:
-        self._totals = totals or TOTALS
-        self._statuses = self._totals.statuses
-        self._latency = self._totals.latency
-        self._live = self._totals.live
-        self._known: dict[str, dict[str, str]] = {}
+        self._tallies = (totals or TOTALS).tallies
+        self._known: dict[str, dict[str, Tally]] = {}
 
     def request_started(self, scope: HTTPScope) -> None:
         method, path = scope["method"], scope["path"]
         known = self._known.get(method)
         if known is None:
             known = self._known[method] = {}
-        op = known.get(path)
-        if op is None:
+        tally = known.get(path)
+        if tally is None:
             if len(known) >= _REMEMBERED_PATHS:
                 known.clear()
-            op = known[path] = operation(method, path, b"")
-        if op == "read":
+            tally = known[path] = self._tallies[operation(method, path, b"")]
+        if tally.operation == "read":
             query = scope["query_string"]
             if query:
-                op = read_mode(query)
-                if op in self._live:
-                    self._live[op] += 1
-        scope[_OPERATION] = op  # type: ignore[literal-required]
-        scope[_STARTED] = time.perf_counter()  # type: ignore[literal-required]
+                tally = self._tallies[read_mode(query)]
+                if tally.live:
+                    tally.open += 1
+        scope[_IN_FLIGHT] = _InFlight(tally, time.perf_counter())  # type: ignore[literal-required]
 
     def response_started(self, scope: HTTPScope, status: int) -> None:
-        op: str = scope[_OPERATION]  # type: ignore[literal-required]
-        seconds = time.perf_counter() - scope[_STARTED]  # type: ignore[literal-required]
-        latency = self._latency[op]
-        latency.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
-        latency.total += seconds
-        scope[_ANSWERED] = True  # type: ignore[literal-required]
-        statuses = self._statuses[op]
-        statuses[status] = statuses.get(status, 0) + 1
+        request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[literal-required]
+        seconds = time.perf_counter() - request.started
+        request.answered = True
+        tally = request.tally
+        tally.counts[bisect_left(_BOUNDS, seconds)] += 1
+        tally.total += seconds
+        tally.count(status)
 
     def request_finished(self, scope: HTTPScope) -> None:
-        op: str = scope[_OPERATION]  # type: ignore[literal-required]
-        if op in self._live:
-            self._live[op] -= 1
-        if _ANSWERED not in scope:
-            # The client went away first, or the server failed: status 0.
-            statuses = self._statuses[op]
-            statuses[0] = statuses.get(0, 0) + 1
+        request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[literal-required]
+        tally = request.tally
+        if tally.live:
+            tally.open -= 1
+        if not request.answered:
+            tally.count(0)  # the client went away first, or the server failed
 
 
 TOTALS = RequestTotals()
