@@ -10,9 +10,9 @@ every request, and ``ds_bench.instructions`` counts what it costs.
 
 from __future__ import annotations
 
-import time
 from bisect import bisect_left
-from typing import TYPE_CHECKING
+from time import perf_counter
+from typing import TYPE_CHECKING, Final
 
 from ds_server.metrics.families import LATENCY_BUCKETS
 from ds_server.monitoring.operations import OPERATIONS, operation, read_mode
@@ -21,12 +21,13 @@ if TYPE_CHECKING:
     from litestar.types import HTTPScope
 
 # A request's state lives in the ASGI scope (edge.layer says why): one entry.
-_IN_FLIGHT = "ds.metrics"
+# (Final: mypyc makes these C constants, not module dictionary look-ups.)
+_IN_FLIGHT: Final = "ds.metrics"
 LIVE_KINDS = {"read_sse": "sse", "read_long_poll": "long-poll"}
 # Operations by method and path, remembered: clients hit the same streams
 # again and again. Emptied when full, so never more than this many paths.
-_REMEMBERED_PATHS = 4096
-_BOUNDS: tuple[float, ...] = LATENCY_BUCKETS
+_REMEMBERED_PATHS: Final = 4096
+_BOUNDS: Final[tuple[float, ...]] = LATENCY_BUCKETS
 
 
 class Tally:
@@ -84,11 +85,11 @@ class RequestMetrics:
                 tally = self._tallies[read_mode(query)]
                 if tally.live:
                     tally.open += 1
-        scope[_IN_FLIGHT] = _InFlight(tally, time.perf_counter())  # type: ignore[literal-required]
+        scope[_IN_FLIGHT] = _InFlight(tally, perf_counter())  # type: ignore[literal-required]
 
     def response_started(self, scope: HTTPScope, status: int) -> None:
         request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[literal-required]
-        seconds = time.perf_counter() - request.started
+        seconds = perf_counter() - request.started
         request.answered = True
         tally = request.tally
         tally.counts[bisect_left(_BOUNDS, seconds)] += 1
