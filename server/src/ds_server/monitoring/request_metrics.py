@@ -85,10 +85,10 @@ class RequestMetrics:
                 tally = self._tallies[read_mode(query)]
                 if tally.live:
                     tally.open += 1
-        scope[_IN_FLIGHT] = _InFlight(tally, perf_counter())  # type: ignore[literal-required]
+        scope[_IN_FLIGHT] = _InFlight(tally, perf_counter())  # type: ignore[typeddict-unknown-key]
 
     def response_started(self, scope: HTTPScope, status: int) -> None:
-        request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[literal-required]
+        request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[typeddict-item]
         seconds = perf_counter() - request.started
         request.answered = True
         tally = request.tally
@@ -97,7 +97,7 @@ class RequestMetrics:
         tally.count(status)
 
     def request_finished(self, scope: HTTPScope) -> None:
-        request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[literal-required]
+        request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[typeddict-item]
         tally = request.tally
         if tally.live:
             tally.open -= 1
