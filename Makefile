@@ -171,8 +171,9 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
 
-bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios (not part of `make test`)
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
+	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
 	@# Fresh bytecode, so the many server starts don't each recompile the sources.
 	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 	@# The compiled build is what production runs (`make wheel`), so it is what's measured.
@@ -185,6 +186,7 @@ BENCH_METRICS_ARGS ?=
 
 bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput with metrics on vs off, interleaved (also the end of `make bench`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
+	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
 	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
 

@@ -8,8 +8,9 @@ metrics on within 5 % of off.
 
 wrk's rate moves with whatever else the machine runs; so, beside it, the
 CPU time one append takes inside the app (in-process, no sockets, as
-``ds-bench probe app``), metrics on and off, interleaved: the per-request
-cost itself, which other processes barely disturb.
+``ds-bench probe app``), metrics on and off, interleaved; and, when valgrind
+is installed, the instructions a whole server spends per POST
+(``instructions``), which do not depend on other processes at all.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import uvloop
 
-from ds_bench import _machine, throughput
+from ds_bench import _machine, instructions, throughput
 from ds_bench.model import Options
 from ds_bench.probes import asgi_scope
 from ds_bench.servers import DsServer
@@ -58,6 +59,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     cost.add_argument("--repetitions", type=int, default=5, help="runs per side")
     cost.add_argument("--quick", action="store_true", help="4 s runs instead of 10 s")
+    cost.add_argument(
+        "--no-instructions", action="store_true", help="skip the callgrind count (minutes)"
+    )
 
 
 def run_once(side: str, repetition: int, options: Options) -> PostRun:
@@ -199,14 +203,33 @@ def markdown(figures: dict[str, float], repetitions: int) -> str:
             f"In-process, CPU per append through the app (best of interleaved rounds): "
             f"{on_us:.1f} µs with metrics, {off_us:.1f} µs without "
             f"({(on_us / off_us - 1) * 100:+.1f} %).",
+            *_instruction_lines(figures),
         ]
     )
+
+
+def _instruction_lines(figures: dict[str, float]) -> list[str]:
+    if "on_instructions" not in figures:
+        return []
+    on, off = figures["on_instructions"], figures["off_instructions"]
+    verdict = "within" if on / off - 1 <= TARGET else "OUTSIDE"
+    return [
+        "",
+        f"Counted with callgrind, a whole server per 100-byte POST: {on:,.0f} instructions "
+        f"with metrics, {off:,.0f} without ({(on / off - 1) * 100:+.1f} %, {verdict} the "
+        f"{TARGET * 100:.0f} % target).",
+    ]
 
 
 def run(args: argparse.Namespace, results: Path) -> None:
     runs = compare(args.repetitions, args.quick)
     figures = summary(runs)
     figures |= in_process(rounds=6, appends=5_000 if args.quick else 20_000)
+    if not args.no_instructions and shutil.which("valgrind"):
+        for side in SIDES:
+            env = {"DS_METRICS__ENABLED": "true" if side == "on" else "false"}
+            figures[f"{side}_instructions"] = instructions.per_request(env)
+            print(f"metrics {side}: {figures[f'{side}_instructions']:,.0f} instructions/request")
     table = markdown(figures, args.repetitions)
     print()
     print(table)
