@@ -10,7 +10,6 @@ every request, and ``ds_bench.instructions`` counts what it costs.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from time import perf_counter
 from typing import TYPE_CHECKING, Final
 
@@ -18,6 +17,8 @@ from ds_server.metrics.families import LATENCY_BUCKETS
 from ds_server.monitoring.operations import OPERATIONS, operation, read_mode
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from litestar.types import HTTPScope
 
 # A request's state lives in the ASGI scope (edge.layer says why): one entry.
@@ -68,6 +69,8 @@ class RequestMetrics:
     def __init__(self, totals: RequestTotals | None = None) -> None:
         self._tallies = (totals or TOTALS).tallies
         self._known: dict[str, dict[str, Tally]] = {}
+        # An attribute, not the module's global: compiled, that is one look-up less per call.
+        self._clock: Callable[[], float] = perf_counter
 
     def request_started(self, scope: HTTPScope) -> None:
         method, path = scope["method"], scope["path"]
@@ -85,14 +88,21 @@ class RequestMetrics:
                 tally = self._tallies[read_mode(query)]
                 if tally.live:
                     tally.open += 1
-        scope[_IN_FLIGHT] = _InFlight(tally, perf_counter())  # type: ignore[typeddict-unknown-key]
+        scope[_IN_FLIGHT] = _InFlight(tally, self._clock())  # type: ignore[typeddict-unknown-key]
 
     def response_started(self, scope: HTTPScope, status: int) -> None:
         request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[typeddict-item]
-        seconds = perf_counter() - request.started
+        seconds = self._clock() - request.started
         request.answered = True
         tally = request.tally
-        tally.counts[bisect_left(_BOUNDS, seconds)] += 1
+        # The first bucket whose bound is at least ``seconds`` (the last is +Inf):
+        # a compiled loop over unboxed floats, cheaper than calling bisect.
+        index = 0
+        for bound in _BOUNDS:
+            if seconds <= bound:
+                break
+            index += 1
+        tally.counts[index] += 1
         tally.total += seconds
         tally.count(status)
 
