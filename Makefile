@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -51,9 +51,10 @@ dev_flag = $(if $(filter command line,$(origin $(1))),$(2) $($(1)))
 DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,SERVER_PORT,--server-port) $(call dev_flag,ADMIN_PORT,--admin-port) \
 	$(call dev_flag,PG_PORT,--pg-port) $(call dev_flag,SYNC_PORT,--sync-port) \
+	$(call dev_flag,SERVER_METRICS_PORT,--server-metrics-port) \
 	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs)
 
-dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT=)
+dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT=)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
 dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
@@ -177,12 +178,24 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
 
-bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios (not part of `make test`)
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
+	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
 	@# Fresh bytecode, so the many server starts don't each recompile the sources.
 	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 	@# The compiled build is what production runs (`make wheel`), so it is what's measured.
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
+	@# What metrics cost: unbatched POSTs with DS_METRICS__ENABLED on and off, interleaved.
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
+
+# `make bench-metrics BENCH_METRICS_ARGS="--quick --repetitions 3"` for a short run.
+BENCH_METRICS_ARGS ?=
+
+bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput with metrics on vs off, interleaved (also the end of `make bench`)
+	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
+	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
+	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
 
 bench-cluster: $(VENV)/.synced bench/node/node_modules/.installed ## Postgres-store replicas: durable appends at 1/16/64 writers and SSE fan-out, 1 vs 3 replicas
 	$(VENV)/bin/ds-bench cluster

@@ -40,6 +40,7 @@ def stack_config() -> StackConfig:
         admin_port=free_port(),
         postgres_port=free_port(),
         sync_port=free_port(),
+        server_metrics_port=free_port(),
         durable_postgres=False,
         server_env={
             "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": str(SSE_RECONNECT_SECS),

@@ -44,7 +44,14 @@ def state_dir() -> Iterator[Path]:
 def _ports() -> dict[str, int]:
     return {
         flag: free_port()
-        for flag in ("--port", "--server-port", "--admin-port", "--pg-port", "--sync-port")
+        for flag in (
+            "--port",
+            "--server-port",
+            "--admin-port",
+            "--pg-port",
+            "--sync-port",
+            "--server-metrics-port",
+        )
     }
 
 

@@ -60,7 +60,10 @@ def run(args: argparse.Namespace) -> None:
         print(f"bare ASGI app on uvicorn: {bare_asgi_rate():,.0f} POSTs/s (wrk, 50 connections)")
 
 
-def _scope(method: str, path: str, query: bytes = b"", headers: tuple[Any, ...] = ()) -> Message:
+def asgi_scope(
+    method: str, path: str, query: bytes = b"", headers: tuple[Any, ...] = ()
+) -> Message:
+    """An HTTP request's ASGI scope, as uvicorn makes it."""
     return {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -98,7 +101,7 @@ async def app_costs(subscribers: int, appends: int = 20_000) -> tuple[float, flo
         app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, startup, lifespan_send)
     )
     await started.wait()
-    post = _scope("POST", "/v1/stream/probe", headers=((b"content-type", b"text/plain"),))
+    post = asgi_scope("POST", "/v1/stream/probe", headers=((b"content-type", b"text/plain"),))
 
     async def body() -> Message:
         return {"type": "http.request", "body": _BODY, "more_body": False}
@@ -106,7 +109,7 @@ async def app_costs(subscribers: int, appends: int = 20_000) -> tuple[float, flo
     async def discard(message: Message) -> None:
         pass
 
-    await app(_scope("PUT", "/v1/stream/probe", headers=post["headers"][1:]), body, discard)
+    await app(asgi_scope("PUT", "/v1/stream/probe", headers=post["headers"][1:]), body, discard)
     gc.collect()
     append_us = await _best_of(5, appends, lambda: app(post, body, discard))
     delivery_us = await _fanout_cost(app, subscribers, post, body, discard)
@@ -142,7 +145,7 @@ async def _fanout_cost(app: Any, readers: int, post: Message, body: Any, discard
 
     from ds_server.connection import CONNECTION
 
-    sse = _scope("GET", "/v1/stream/probe", b"offset=now&live=sse")
+    sse = asgi_scope("GET", "/v1/stream/probe", b"offset=now&live=sse")
     # As ds-server's HTTP protocol does, so the readers join the stream's fan-out group.
     sse["extensions"] = {CONNECTION: _Writable()}
     tasks = [asyncio.ensure_future(app(sse, stay_connected, reader_send)) for _ in range(readers)]

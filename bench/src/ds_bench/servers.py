@@ -138,6 +138,8 @@ class DsServer(ServerProcess):
             # streams and batched bodies of many 1 MiB messages.
             "DS_LIMITS__MAX_MEMORY_BYTES": str(8 * 1024**3),
             "DS_LIMITS__MAX_STREAM_BYTES": str(4 * 1024**3),
+            # Metrics on, as deployed; their listener on any free port.
+            "DS_METRICS__PORT": "0",
             **self.extra_env,
         }
 

@@ -110,7 +110,7 @@ def run_post(server: ServerProcess, impl: Impl, options: Options) -> Sample:
     rate, p99, bad = parse_wrk(output)
     if bad:
         raise RuntimeError(f"wrk saw {bad} failed requests:\n{output}")
-    return Sample({"post_msgs": rate, "post_p99": p99}, usage, server_cpu)
+    return Sample({"post_msgs": rate, "post_p99": p99}, usage, server_cpu, {"seconds": seconds})
 
 
 CLIENT = Scenario("client", "Official TS client throughput", CLIENT_METRICS, run_client)

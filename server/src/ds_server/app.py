@@ -10,11 +10,13 @@ Litestar. ``docs/architecture.md`` says why there are two.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING
 
 from litestar import Litestar, Router
 from litestar.plugins.core import MsgspecDIPlugin
 
+from ds_server import monitoring
 from ds_server.auth import GatewayGuard
 from ds_server.cluster.cluster import Cluster
 from ds_server.edge.cors import Cors
@@ -33,6 +35,7 @@ from ds_server.subscriptions import SubscriptionManager
 from ds_server.subscriptions.storage import open_subscription_storage
 
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Sequence
 
     from litestar.plugins import PluginProtocol
@@ -84,10 +87,13 @@ def create_app(
     store: Store | None = None,
     *,
     hooks: Sequence[RequestHooks] = (),
+    metrics_socket: socket.socket | None = None,
 ) -> DsApp:
     """Build the server application.
 
-    ``store`` overrides the configured backend; ``hooks`` are told about every request.
+    ``store`` overrides the configured backend; ``hooks`` are told about every
+    request, after the metrics and request log the settings ask for.
+    ``metrics_socket``: serve ``/metrics`` there while the app runs.
     """
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
@@ -107,6 +113,8 @@ def create_app(
         events=cluster.lead if cluster else (subs or StreamEvents()),
         lead=cluster.lead if cluster else None,
     )
+    hooks = [*_builtin_hooks(settings), *hooks]
+    endpoint: list[asyncio.Server] = []
 
     async def on_startup(app: Litestar) -> None:
         store.live.bind(asyncio.get_running_loop())
@@ -116,8 +124,15 @@ def create_app(
             await subs.start()
         if cluster is not None:
             await cluster.start()
+        if settings.metrics.enabled:
+            monitoring.watch(store)
+            if metrics_socket is not None:
+                endpoint.append(await monitoring.serve_metrics(metrics_socket))
 
     async def on_shutdown(app: Litestar) -> None:
+        for server in endpoint:
+            server.close()
+        monitoring.watch(None)
         if subs is not None:
             await subs.close()
         if cluster is not None:
@@ -157,6 +172,8 @@ def create_app(
         on_shutdown=[on_shutdown],
         request_max_body_size=None,
         openapi_config=None,
+        # Logging is the process's (monitoring.log_format): Litestar must not add its own handlers.
+        logging_config=None,
         debug=False,
     )
     app.state[STATE_KEY] = ctx
@@ -171,6 +188,16 @@ def create_app(
         hooks=hooks,
     )
     return app
+
+
+def _builtin_hooks(settings: Settings) -> list[RequestHooks]:
+    hooks: list[RequestHooks] = []
+    if settings.metrics.enabled:
+        hooks.append(monitoring.RequestMetrics())
+    # Not even a hook when its lines would be dropped (ds-server --log-level warning).
+    if settings.log.requests and monitoring.access_log.log.isEnabledFor(logging.INFO):
+        hooks.append(monitoring.AccessLog())
+    return hooks
 
 
 def asgi_app(app: DsApp) -> ASGIApp:

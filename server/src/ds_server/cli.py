@@ -16,11 +16,12 @@ sys.modules.setdefault("watchfiles", None)  # type: ignore[arg-type]
 
 import uvicorn  # noqa: E402
 
-from ds_server import build, listen  # noqa: E402
+from ds_server import build, listen, metrics  # noqa: E402
 from ds_server.app import asgi_app, create_app  # noqa: E402
 from ds_server.backends import uses_data_dir  # noqa: E402
 from ds_server.freed_memory import keep_freed_memory  # noqa: E402
 from ds_server.http_protocol import ConnectionLimits, LeanHttpToolsProtocol  # noqa: E402
+from ds_server.monitoring import configure_logging  # noqa: E402
 from ds_server.settings import SettingsError, load_settings  # noqa: E402
 from ds_server.stores.dir_lock import DirectoryLock, DirectoryLockError  # noqa: E402
 
@@ -39,11 +40,13 @@ def main(argv: list[str] | None = None) -> None:
     described = build.describe()  # reads package metadata: once
     parser.add_argument("--version", action="version", version=described)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
     try:
         settings = load_settings()
     except SettingsError as exc:
         _fail(str(exc))
+    configure_logging(args.log_level, settings.log.format)
+    # Process-wide: the stores' writers record commits unless metrics are off.
+    metrics.enable(settings.metrics.enabled)
     host = args.host or settings.server.host
     port = settings.server.port if args.port is None else args.port
     # Claimed for the life of the process, before anything else: a second
@@ -55,11 +58,14 @@ def main(argv: list[str] | None = None) -> None:
         "port": "--port" if args.port is not None else "DS_SERVER__PORT",
     }
     sockets = _bind(host, port, names)
+    metrics_socket = _bind_metrics(settings)
     log = logging.getLogger("ds_server")
     log.info("%s", described)
     for sock in sockets:
         log.info("serving %s once the store is open", _address(sock))
-    app = create_app(settings)
+    if metrics_socket is not None:
+        log.info("metrics at %s/metrics", _address(metrics_socket))
+    app = create_app(settings, metrics_socket=metrics_socket)
     config = uvicorn_config(asgi_app(app), settings, host, port, args.log_level)
     _tune_gc()
     keep_freed_memory(settings.server.keep_freed_memory_bytes)
@@ -87,6 +93,10 @@ def uvicorn_config(
         # No WebSocket routes: don't load a WebSocket library (~0.5 MiB of RSS).
         ws="none",
         log_level=log_level,
+        # Logging is configured already (DS_LOG__FORMAT): uvicorn's records
+        # go through the same handler as ours.
+        log_config=None,
+        # The request log is ds_server.access, which never logs a query string.
         access_log=False,
         server_header=False,
         # Nothing here reads the client address; the gateway forwards identity
@@ -121,6 +131,21 @@ def _bind(host: str, port: int, names: dict[str, str]) -> list[socket.socket]:
     except listen.ListenError as exc:
         value = host if exc.setting == "host" else port
         _fail(f"{names[exc.setting]}={value!r}: {exc}")
+
+
+def _bind_metrics(settings: Settings) -> socket.socket | None:
+    if not settings.metrics.enabled:
+        return None
+    host, port = settings.metrics.host, settings.metrics.port
+    try:
+        sockets = listen.bind(host, port)
+    except listen.ListenError as exc:
+        value = host if exc.setting == "host" else port
+        _fail(f"DS_METRICS__{exc.setting.upper()}={value!r}: {exc}")
+    # One listener is enough for a scraper: the first address of the name.
+    for extra in sockets[1:]:
+        extra.close()
+    return sockets[0]
 
 
 def _address(sock: socket.socket) -> str:

@@ -197,6 +197,35 @@ class ClusterSection(BaseModel):
     )
 
 
+class MetricsSection(BaseModel):
+    enabled: bool = Field(
+        default=True,
+        description="record Prometheus metrics and serve `GET /metrics` on their own listener",
+    )
+    host: str = Field(
+        default="127.0.0.1",
+        description="listen address of `/metrics`; loopback, so that only local scrapers reach "
+        "it (never through the gateway)",
+    )
+    port: int = Field(
+        default=9437,
+        ge=0,
+        le=65535,
+        description="listen port of `/metrics` (`0`: any free port, logged at start)",
+    )
+
+
+class LogSection(BaseModel):
+    format: Literal["text", "json"] = Field(
+        default="text", description="`json`: one JSON object per line; `text`: plain lines"
+    )
+    requests: bool = Field(
+        default=True,
+        description="log one line per request at `info` (method, path without its query, "
+        "status, duration, `x-request-id`)",
+    )
+
+
 class Settings(BaseSettings):
     """All settings of ds-server; every field can be set as ``DS_<SECTION>__<NAME>``."""
 
@@ -211,6 +240,8 @@ class Settings(BaseSettings):
     auth: AuthSection = AuthSection()
     subscriptions: SubscriptionsSection = SubscriptionsSection()
     cluster: ClusterSection = ClusterSection()
+    metrics: MetricsSection = MetricsSection()
+    log: LogSection = LogSection()
 
 
 class SettingsError(ValueError):

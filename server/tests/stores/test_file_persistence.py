@@ -732,6 +732,7 @@ class _Server:
             "DS_STORAGE__DATA_DIR": str(data_dir),
             "DS_SERVER__HOST": "127.0.0.1",
             "DS_SERVER__PORT": self.url.rsplit(":", 1)[1],
+            "DS_METRICS__PORT": "0",
         }
 
         def limit() -> None:

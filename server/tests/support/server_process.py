@@ -28,9 +28,12 @@ _EXIT_TIMEOUT_SECS = 60.0
 
 
 def server_env(env: dict[str, str]) -> dict[str, str]:
-    """The test process's environment without its ``DS_*`` settings, plus ``env``."""
+    """The test process's environment without its ``DS_*`` settings, plus ``env``.
+
+    ``/metrics`` gets a free port (tests run servers side by side) unless ``env`` says.
+    """
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("DS_")}
-    return {**inherited, **env}
+    return {**inherited, "DS_METRICS__PORT": "0", **env}
 
 
 def run_to_exit(

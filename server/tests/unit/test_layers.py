@@ -31,6 +31,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("app", ("ds_server.app", "ds_server")),
+    # Request metrics and logs, /metrics: they read requests (edge) and the store.
+    ("monitoring", ("ds_server.monitoring",)),
     ("routes", ("ds_server.routes", "ds_server.auth")),
     ("edge", ("ds_server.edge",)),
     ("features", ("ds_server.subscriptions",)),
@@ -44,6 +46,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ds_server.live",
             "ds_server.connection",
             "ds_server.settings",
+            # What every layer records into: the families, and the calls.
+            "ds_server.metrics",
         ),
     ),
 ]

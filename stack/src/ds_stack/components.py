@@ -34,9 +34,14 @@ def ds_server(
     ready_timeout_secs: float = 60.0,
     name: str = "ds-server",
 ) -> ProcessSpec:
-    """ds-server on 127.0.0.1:``port``; ``env`` adds to (or overrides) this process's."""
+    """ds-server on 127.0.0.1:``port``; ``env`` adds to (or overrides) this process's.
+
+    Its ``/metrics`` listener takes a free port unless ``env`` names one
+    (``DS_METRICS__PORT``): several servers run side by side in tests.
+    """
     child_env = {
         **os.environ,
+        "DS_METRICS__PORT": "0",
         **(env or {}),
         # Loopback whatever the caller's environment says: the gateway is the way in.
         "DS_SERVER__HOST": LOOPBACK,

@@ -1,8 +1,25 @@
-"""Counters ds-sync keeps, rendered as Prometheus text."""
+"""What ds-sync counts, and the lag it observes; ``metrics_export`` renders it.
+
+The components bump plain fields (one event loop: no locks); lag goes into
+histograms as it is observed. ``render`` produces the Prometheus text.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+from prometheus_client import CollectorRegistry, Histogram, disable_created_metrics
+from prometheus_client.exposition import generate_latest
+
+# A ``_created`` series per counter would double the scrape for what the
+# process start time says.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+Direction = Literal["stream_to_postgres", "postgres_to_stream"]
+DIRECTIONS: tuple[Direction, ...] = ("stream_to_postgres", "postgres_to_stream")
+# From a few ms (a commit right after the append) to minutes (a backlog).
+_LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
 @dataclass(slots=True)
@@ -17,6 +34,14 @@ class TableMetrics:
     errors: int = 0
     lag_seconds: float = 0.0  # the last batch: its last commit → its delivery
     slot_wal_bytes: int | None = None  # WAL the native feed's slot holds
+    # Set by Metrics.table(): every batch's lag also goes to the direction's histogram.
+    lag_histogram: Histogram | None = field(default=None, repr=False)
+
+    def delivered_lag(self, seconds: float) -> None:
+        """A batch was delivered ``seconds`` after its last change committed."""
+        self.lag_seconds = max(0.0, seconds)
+        if self.lag_histogram is not None:
+            self.lag_histogram.observe(self.lag_seconds)
 
 
 @dataclass(slots=True)
@@ -31,11 +56,33 @@ class Metrics:
     conflicts: int = 0
     database_errors: int = 0
     server_errors: int = 0
+    retries: int = 0  # reads of a stream started again after a failure
     wakes: int = 0
     scans: int = 0
     skipped_streams: set[str] = field(default_factory=set)
     streams_by_state: dict[str, int] = field(default_factory=dict)
     tables: dict[str, TableMetrics] = field(default_factory=dict)
+    # Streams with data past their checkpoint: seconds since it last moved.
+    checkpoint_ages: dict[str, float] = field(default_factory=dict)
+    # How many of them /metrics names; the rest are one series.
+    top_streams: int = 10
+    registry: CollectorRegistry = field(init=False, repr=False)
+    _lag: dict[Direction, Histogram] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        from ds_sync.metrics_export import Figures  # renders this class: imports it
+
+        self.registry = CollectorRegistry(auto_describe=True)
+        lag = Histogram(
+            "ds_sync_lag_seconds",
+            "Lag per direction: stream→Postgres, an event's own timestamp to its commit in "
+            "session_events; Postgres→stream, a change's commit to its delivery to the stream",
+            ("direction",),
+            buckets=_LAG_BUCKETS,
+            registry=self.registry,
+        )
+        self._lag = {direction: lag.labels(direction) for direction in DIRECTIONS}
+        self.registry.register(Figures(self))
 
     def committed(self, *, group_size: int, rows: int) -> None:
         """One transaction carrying ``group_size`` batches and ``rows`` rows."""
@@ -43,82 +90,18 @@ class Metrics:
         self.batches += group_size
         self.events += rows
 
+    def observe_lag(self, direction: Direction, seconds: float) -> None:
+        """One batch's lag in ``direction``."""
+        self._lag[direction].observe(max(0.0, seconds))
+
+    def table(self, name: str) -> TableMetrics:
+        """The figures of mirrored table ``name``, made on first use."""
+        figures = self.tables.get(name)
+        if figures is None:
+            figures = TableMetrics(lag_histogram=self._lag["postgres_to_stream"])
+            self.tables[name] = figures
+        return figures
+
     def render(self) -> str:
         """The Prometheus text exposition of every metric."""
-        lines: list[str] = []
-        counters = (
-            ("ds_sync_events_total", "Messages committed to session_events", self.events),
-            ("ds_sync_transactions_total", "Transactions committed", self.transactions),
-            ("ds_sync_batches_total", "Read batches committed", self.batches),
-            ("ds_sync_gaps_total", "410s recorded as gaps", self.gaps),
-            (
-                "ds_sync_unstorable_payloads_total",
-                "Messages jsonb refused, stored as their text",
-                self.unstorable_payloads,
-            ),
-            (
-                "ds_sync_conflicts_total",
-                "Unique-key conflicts (each stops a stream)",
-                self.conflicts,
-            ),
-            (
-                "ds_sync_database_errors_total",
-                "Failed transactions (retried)",
-                self.database_errors,
-            ),
-            (
-                "ds_sync_server_errors_total",
-                "Failed requests to ds-server (retried)",
-                self.server_errors,
-            ),
-            ("ds_sync_wakes_total", "Pull-wake claims handled", self.wakes),
-            ("ds_sync_scans_total", "Listings of the synced streams", self.scans),
-        )
-        for name, help_text, value in counters:
-            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter", f"{name} {value}"]
-        name = "ds_sync_streams_skipped"
-        lines += [f"# HELP {name} Matching streams not synced because they are not JSON"]
-        lines += [f"# TYPE {name} gauge", f"{name} {len(self.skipped_streams)}"]
-        name = "ds_sync_streams"
-        lines += [f"# HELP {name} Synced streams by state", f"# TYPE {name} gauge"]
-        for state, count in sorted(self.streams_by_state.items()):
-            lines.append(f'{name}{{state="{state}"}} {count}')
-        lines += self._render_tables()
-        return "\n".join(lines) + "\n"
-
-    def _render_tables(self) -> list[str]:
-        lines: list[str] = []
-        families = (
-            ("ds_sync_table_changes_total", "counter", "Row changes delivered to pg-{table}"),
-            ("ds_sync_table_batches_total", "counter", "Batches delivered to pg-{table}"),
-            ("ds_sync_table_duplicates_total", "counter", "POSTs the server already had (204)"),
-            ("ds_sync_table_resyncs_total", "counter", "Syncs of a table from scratch (reset)"),
-            ("ds_sync_table_errors_total", "counter", "Failures of a table's sync (retried)"),
-            ("ds_sync_table_lag_seconds", "gauge", "Last batch: its last commit to delivery"),
-            ("ds_sync_slot_wal_bytes", "gauge", "WAL held by the native feed's slot"),
-        )
-        for name, kind, help_text in families:
-            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
-            for table, figures in sorted(self.tables.items()):
-                value = _table_figure(name, figures)
-                if value is not None:
-                    lines.append(f'{name}{{table="{table}"}} {value}')
-        name = "ds_sync_tables"
-        lines += [f"# HELP {name} Mirrored tables by state", f"# TYPE {name} gauge"]
-        states: dict[str, int] = {}
-        for figures in self.tables.values():
-            states[figures.state] = states.get(figures.state, 0) + 1
-        lines += [f'{name}{{state="{state}"}} {count}' for state, count in sorted(states.items())]
-        return lines
-
-
-def _table_figure(name: str, figures: TableMetrics) -> float | None:
-    return {
-        "ds_sync_table_changes_total": figures.changes,
-        "ds_sync_table_batches_total": figures.batches,
-        "ds_sync_table_duplicates_total": figures.duplicates,
-        "ds_sync_table_resyncs_total": figures.resyncs,
-        "ds_sync_table_errors_total": figures.errors,
-        "ds_sync_table_lag_seconds": figures.lag_seconds,
-        "ds_sync_slot_wal_bytes": figures.slot_wal_bytes,
-    }[name]
+        return generate_latest(self.registry).decode("utf-8")

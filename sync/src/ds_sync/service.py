@@ -24,7 +24,7 @@ from ds_sync import checkpoints
 from ds_sync.backoff import Backoff
 from ds_sync.discovery import Scanner
 from ds_sync.http_endpoint import serve
-from ds_sync.metrics import Metrics, TableMetrics
+from ds_sync.metrics import Metrics
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.mirror import MirrorStore, TableMirror
 from ds_sync.server_api import ServerApi, ServerError
@@ -46,7 +46,7 @@ HTTP_TIMEOUT = httpx.Timeout(10.0, read=60.0)
 async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Sync until ``stop`` is set, or SIGTERM/SIGINT arrives."""
     stop = stop or _stop_on_signals()
-    metrics = Metrics()
+    metrics = Metrics(top_streams=settings.metrics_top_streams)
     ready = False
     streams: Streams | None = None
 
@@ -130,7 +130,7 @@ def _start_mirrors(
     """One task per mirrored table (Postgres → stream), each on its own."""
     tasks = []
     for table in settings.tables:
-        metrics.tables[table.text] = figures = TableMetrics()
+        figures = metrics.table(table.text)
         mirror = TableMirror(table, settings, api, http, store, figures)
         tasks.append(asyncio.create_task(mirror.run(), name=f"mirror {table.text}"))
     if settings.tables:

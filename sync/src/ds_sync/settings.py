@@ -148,6 +148,12 @@ class Settings(BaseSettings):
     metrics_port: int = Field(
         default=4438, ge=0, le=65535, description="their port; `0` turns them off"
     )
+    metrics_top_streams: int = Field(
+        default=10,
+        ge=0,
+        description="`/metrics` names this many streams in `ds_sync_checkpoint_age_seconds` "
+        '(those behind the longest); the rest are one series, `stream="(others)"`',
+    )
 
     @field_validator("streams", mode="before")
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -59,6 +60,8 @@ class StreamState:
     closed_seen: bool = False
     reader: asyncio.Task[None] | None = None
     backoff: Backoff = field(default_factory=Backoff)
+    # While behind: when the checkpoint last moved, or when it fell behind.
+    behind_since: float | None = None
 
     @property
     def behind(self) -> bool:
@@ -131,6 +134,8 @@ class Streams:
             return
         state.known_tail = max(state.known_tail, info.tail)
         state.closed_seen = state.closed_seen or info.closed
+        if state.behind_since is None and state.behind:
+            state.behind_since = time.monotonic()
         if state.status is Status.ACTIVE and state.reader is None and state.behind:
             self._start_reader(state)
 
@@ -268,6 +273,7 @@ class Streams:
 
     async def _recover(self, state: StreamState, exc: BaseException) -> None:
         """After a failure: wait (backoff with jitter), reload the checkpoint, read again."""
+        self._metrics.retries += 1
         if isinstance(exc, psycopg.Error):
             self._metrics.database_errors += 1
         elif not isinstance(exc, StaleCheckpoint):
@@ -311,10 +317,17 @@ class Streams:
         if state is not None:
             state.next_offset = next_offset
             state.backoff.reset()
+            state.behind_since = time.monotonic() if state.behind else None
 
     def refresh_metrics(self) -> None:
-        """Recount the streams by state for /metrics."""
+        """Recount the streams by state, and the ages of checkpoints behind, for /metrics."""
         self._count_states()
+        now = time.monotonic()
+        self._metrics.checkpoint_ages = {
+            state.path: now - state.behind_since
+            for state in self._states.values()
+            if state.behind_since is not None and state.status is Status.ACTIVE and state.behind
+        }
 
     def _count_states(self) -> None:
         counts: dict[str, int] = {}

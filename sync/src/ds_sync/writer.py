@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,8 @@ from ds_sync.events import extract_raw
 from ds_sync.model import Status
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
@@ -213,9 +216,13 @@ class Writer:
         """Commit the group in one statement; the streams whose checkpoint was stale."""
         batches = [job.batch for job in group]
         rows: list[list[object]] = [[], [], [], [], [], [], [], []]
+        # Per batch, its newest event's own time: the lag once committed.
+        newest: list[datetime | None] = []
         for batch in batches:
+            event_time = None
             for index, raw in enumerate(batch.messages):
                 fields = extract_raw(raw)
+                event_time = fields.event_time or event_time
                 rows[0].append(batch.stream)
                 rows[1].append(batch.start)
                 rows[2].append(index)
@@ -224,6 +231,7 @@ class Writer:
                 rows[5].append(fields.operation)
                 rows[6].append(fields.event_time)
                 rows[7].append(raw.decode("utf-8"))
+            newest.append(event_time)
         gapped = [b for b in batches if b.gap_from is not None]
         params: list[object] = [
             [b.stream for b in batches],
@@ -239,6 +247,10 @@ class Writer:
         async with self._pool.connection() as conn:
             cursor = await conn.execute(_COMMIT, params)
             moved = {row[0] for row in await cursor.fetchall()}
+        now = time.time()
+        for batch, event_time in zip(batches, newest, strict=True):
+            if event_time is not None and batch.stream in moved:
+                self._metrics.observe_lag("stream_to_postgres", now - event_time.timestamp())
         return {b.stream for b in batches} - moved
 
     async def _transaction_rows(self, batch: Batch) -> bool:

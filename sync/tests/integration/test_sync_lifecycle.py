@@ -32,7 +32,7 @@ def test_an_idle_stream_holds_no_reader_and_a_wake_brings_it_back(
     streams.append("quiet", EVENT)
     sync.start()  # idle after 1 s
     wait_until(lambda: count_events(postgres_db, path) == 1, what="the first row")
-    wait_until(lambda: 'ds_sync_streams{state="reading"} 0' in sync.metrics(), what="parked")
+    wait_until(lambda: 'ds_sync_streams{state="reading"} 0.0' in sync.metrics(), what="parked")
     for n in range(3):
         streams.append("quiet", {**EVENT, "key": f"msg:{n + 2}"})
     wait_until(lambda: count_events(postgres_db, path) == 4, what="rows after the wake")
@@ -85,7 +85,7 @@ def test_a_parked_stream_deleted_is_noticed_by_a_rescan(
     streams.append("gone-quietly", EVENT)
     sync.start()
     wait_until(lambda: count_events(postgres_db, path) == 1, what="the first row")
-    wait_until(lambda: 'ds_sync_streams{state="reading"} 0' in sync.metrics(), what="parked")
+    wait_until(lambda: 'ds_sync_streams{state="reading"} 0.0' in sync.metrics(), what="parked")
     streams.delete("gone-quietly")
     wait_until(lambda: (checkpoint(postgres_db, path) or ("", ""))[1] == "deleted", what="deleted")
 

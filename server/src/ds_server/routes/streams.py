@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ds_server import metrics
 from ds_server.edge.http import Reply
 from ds_server.edge.references import fork_source_name
 from ds_server.edge.surfaces import bucket_route
@@ -56,6 +57,7 @@ async def create(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     if result.created:
         response_headers[h.LOCATION] = request.url()
     if result.created and messages:
+        metrics.appended(messages)
         ctx.events.data_arrived(name)
     return Reply(status, response_headers)
 
@@ -92,6 +94,7 @@ async def append(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     if result.producer_seq is not None:
         response_headers[h.PRODUCER_SEQ] = str(result.producer_seq)
     if result.outcome is AppendOutcome.APPENDED:
+        metrics.appended(messages)
         ctx.events.data_arrived(name)
         if claim is not None:
             return Reply(200, response_headers)

@@ -22,6 +22,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ds_server import metrics
 from ds_server.protocol.json_mode import JSON_CONTENT_TYPE
 from ds_server.stores.base import AppendRequest
 from ds_server.stores.errors import StoreError
@@ -240,6 +241,7 @@ class Waker:
         assert sub.spec.webhook_url is not None
         while True:
             result = await self._sender.send(sub.spec.webhook_url, body)
+            metrics.delivery("webhook", delivered=result.delivered)
             async with sub.lock:
                 if not _is_current(sub, wake):
                     return
@@ -272,12 +274,14 @@ class Waker:
                 # Straight to the store: a wake stream's own appends must not wake anything.
                 await self._store.append(request)
             except StoreError as exc:
+                metrics.delivery("wake-stream", delivered=False)
                 sub.failed = True
                 retries += 1
                 delay = backoff_seconds(retries)
                 log.warning("wake event for %s failed (%s); retry in %.1fs", sub.id, exc, delay)
                 await asyncio.sleep(delay)
                 continue
+            metrics.delivery("wake-stream", delivered=True)
             sub.failed = False
             return
 

@@ -40,13 +40,15 @@ def urls(config: StackConfig, token: str) -> str:
         )
     else:
         servers = f"{config.server_url}   loopback only, behind the gateway (store: sqlite)"
+    metrics = "  ".join(config.server_metrics_urls)
     return f"""
 durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops everything
 
   gateway    {gateway}   Envoy, the way in: a token on every request but /healthz and /ui/
   viewer     {gateway}/ui/   the session viewer (it offers a dev token for every bucket)
   ds-server  {servers}
-  envoy      {config.admin_url}   Envoy admin
+  metrics    {metrics}   ds-server's, loopback only
+  envoy      {config.admin_url}   Envoy admin; Prometheus at {config.admin_url}/stats/prometheus
   ds-sync    {config.sync_url}/metrics   both directions, through the gateway ({feed})
   postgres   {config.postgres_url}
   logs       {_shown(config.logs_dir)}/

@@ -34,6 +34,7 @@ MAKE_VARIABLES = {
     "--admin-port": "ADMIN_PORT",
     "--pg-port": "PG_PORT",
     "--sync-port": "SYNC_PORT",
+    "--server-metrics-port": "SERVER_METRICS_PORT",
 }
 _WATCH_SECS = 0.5
 
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
         ("--admin-port", defaults.ADMIN_PORT, "Envoy admin"),
         ("--pg-port", defaults.POSTGRES_PORT, "Postgres"),
         ("--sync-port", defaults.SYNC_PORT, "ds-sync's /metrics and /healthz"),
+        ("--server-metrics-port", defaults.SERVER_METRICS_PORT, "ds-server's /metrics"),
     ):
         parser.add_argument(
             flag, type=int, default=default, help=f"{what} (make: {MAKE_VARIABLES[flag]})"
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
             admin_port=args.admin_port,
             postgres_port=args.pg_port,
             sync_port=args.sync_port,
+            server_metrics_port=args.server_metrics_port,
             heartbeat_secs=args.heartbeat_secs,
             replicas=max(1, args.replicas),
             balance=args.balance,

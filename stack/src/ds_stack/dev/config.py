@@ -22,6 +22,8 @@ SYNC_PORT = 4438
 REPLICA_PORT_STEP = 10
 # Where the replicas keep their shared store: a schema of the stack's database.
 STORE_SCHEMA = "ds_server"
+# ds-server's /metrics listener (DS_METRICS__PORT's default).
+SERVER_METRICS_PORT = 9437
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,7 @@ class StackConfig:
     admin_port: int = ADMIN_PORT
     postgres_port: int = POSTGRES_PORT
     sync_port: int = SYNC_PORT
+    server_metrics_port: int = SERVER_METRICS_PORT
     heartbeat_secs: float = 5.0
     # Set: ds-sync reads table changes from Electric's Shape API instead of the WAL.
     electric_url: str | None = None
@@ -88,6 +91,19 @@ class StackConfig:
         return f"http://{LOOPBACK}:{self.server_port}"
 
     @property
+    def server_metrics_ports(self) -> list[int]:
+        """Each replica's /metrics port (one unless clustered)."""
+        return [self.server_metrics_port + i * REPLICA_PORT_STEP for i in range(self.replicas)]
+
+    @property
+    def server_metrics_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.server_metrics_port}/metrics"
+
+    @property
+    def server_metrics_urls(self) -> list[str]:
+        return [f"http://{LOOPBACK}:{port}/metrics" for port in self.server_metrics_ports]
+
+    @property
     def admin_url(self) -> str:
         return f"http://{LOOPBACK}:{self.admin_port}"
 
@@ -107,7 +123,12 @@ class StackConfig:
             "--admin-port": self.admin_port,
             "--pg-port": self.postgres_port,
             "--sync-port": self.sync_port,
+            "--server-metrics-port": self.server_metrics_port,
             **{
                 f"--server-port (replica {i + 1})": port for i, port in enumerate(self.server_ports)
+            },
+            **{
+                f"--server-metrics-port (replica {i + 1})": port
+                for i, port in enumerate(self.server_metrics_ports)
             },
         }

@@ -67,7 +67,11 @@ class Stack:
             Process(
                 components.ds_server(
                     port,
-                    env={**self._server_env(), **config.server_env},
+                    env={
+                        **self._server_env(),
+                        "DS_METRICS__PORT": str(config.server_metrics_ports[i]),
+                        **config.server_env,
+                    },
                     log_level="info",
                     log_path=logs
                     / (f"ds-server-{i + 1}.log" if config.clustered else "ds-server.log"),

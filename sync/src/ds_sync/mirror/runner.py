@@ -219,7 +219,7 @@ class TableMirror:
         self._metrics.changes += changes
         self._metrics.batches += 1
         if batch.committed_at is not None:
-            self._metrics.lag_seconds = max(0.0, time.time() - batch.committed_at)
+            self._metrics.delivered_lag(time.time() - batch.committed_at)
 
     async def _ensure_stream(self) -> None:
         """Create the stream when missing; learn whether it holds messages."""

@@ -19,9 +19,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from ds_server.metrics.recorder import observe_commit
 from ds_server.stores.errors import StorageFull
 
 if TYPE_CHECKING:
@@ -79,10 +81,13 @@ class Flusher:
                     break
                 self._waiting[handle] = []
             error: StorageFull | None = None
+            started = time.perf_counter()
             try:
                 os.fdatasync(handle.fd)
             except OSError as failure:
                 error = self._fail(failure)
+            else:
+                observe_commit(time.perf_counter() - started, len(waiters))
             with self._lock:
                 self.fsyncs += 1
             for waiter in waiters:

@@ -33,12 +33,14 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
 
+from ds_server.metrics.recorder import observe_commit
 from ds_server.stores._postgres import chunks, feed
 from ds_server.stores.errors import (
     PayloadTooLarge,
@@ -231,6 +233,7 @@ class Writer:
         live = [job for job in batch if not self._refused(job)]
         if not live:
             return
+        started = time.perf_counter()
         try:
             results = self._attempt(live)
         except Exception as error:
@@ -240,6 +243,7 @@ class Writer:
                 for job in live:
                     self._commit([job])
             return
+        observe_commit(time.perf_counter() - started, len(live))
         for job, result in zip(live, results, strict=True):
             _settle(job, result)
 

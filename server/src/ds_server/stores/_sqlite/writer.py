@@ -25,9 +25,11 @@ import os
 import queue
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ds_server.metrics.recorder import observe_commit
 from ds_server.stores._sqlite import schema
 from ds_server.stores.errors import PayloadTooLarge, StorageFull
 
@@ -220,6 +222,7 @@ class Writer:
             _settle(job, result=result)
 
     def _transaction(self, conn: sqlite3.Connection, batch: list[_Job]) -> list[Any]:
+        started = time.perf_counter()
         conn.execute("BEGIN IMMEDIATE")
         try:
             results = [job.work(conn) for job in batch]
@@ -230,6 +233,7 @@ class Writer:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
             raise
+        observe_commit(time.perf_counter() - started, len(batch))
         stats = self._state.stats
         stats.transactions += 1
         stats.mutations += len(batch)

@@ -1,0 +1,64 @@
+"""One log line per request, text or JSON, and never a credential in it."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import httpx
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from conftest import LoggedServer
+
+SECRET = "eyJhbGciOi.secret-token.signature"
+
+
+def test_json_lines_carry_method_path_status_duration_and_request_id(
+    start_server: Callable[..., LoggedServer],
+) -> None:
+    server = start_server(DS_LOG__FORMAT="json")
+    stream = f"{server.url}/v1/stream/logged/room"
+    headers = {"Content-Type": "text/plain", "x-request-id": "req-from-envoy-1"}
+    assert httpx.put(stream, headers=headers).status_code == 201
+    assert httpx.get(f"{stream}/nothing", params={"offset": "-1"}).status_code == 404
+    server.wait_for_log(r'"status": 404')
+    lines = [json.loads(line) for line in server.log().splitlines()]
+    assert all({"time", "level", "logger", "message"} <= line.keys() for line in lines)
+    requests = [line for line in lines if line["logger"] == "ds_server.access"]
+    created = next(line for line in requests if line["request_id"] == "req-from-envoy-1")
+    assert created["level"] == "info"
+    assert (created["method"], created["path"], created["status"]) == (
+        "PUT",
+        "/v1/stream/logged/room",
+        201,
+    )
+    assert created["duration_ms"] >= 0
+    missing = next(line for line in requests if line["status"] == 404)
+    # No x-request-id sent: one is made, so every line can be followed.
+    assert len(missing["request_id"]) == 32
+
+
+def test_no_token_is_ever_logged(start_server: Callable[..., LoggedServer]) -> None:
+    server = start_server()  # text lines, the default
+    stream = f"{server.url}/v1/stream/private/room"
+    bearer = {"Authorization": f"Bearer {SECRET}", "Content-Type": "text/plain"}
+    assert httpx.put(stream, headers=bearer).status_code == 201
+    # The viewer's EventSource sends its token in the query.
+    read = httpx.get(stream, params={"offset": "-1", "access_token": SECRET, "token": SECRET})
+    assert read.status_code == 200
+    line = server.wait_for_log(r"^INFO ds_server\.access GET /v1/stream/private/room 200 .*$")
+    assert "?" not in line.group(0)
+    assert SECRET not in server.log()
+    assert "secret-token" not in server.log()
+
+
+def test_a_control_character_in_a_path_cannot_forge_a_log_line(
+    start_server: Callable[..., LoggedServer],
+) -> None:
+    server = start_server()
+    forged = "INFO ds_server.access GET /forged 200"
+    httpx.get(f"{server.url}/v1/stream/x%0A{forged.replace(' ', '%20')}")
+    server.wait_for_log(r"ds_server\.access GET /v1/stream/x\\n")
+    assert not any(line.startswith(forged) for line in server.log().splitlines())
