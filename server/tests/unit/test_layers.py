@@ -35,6 +35,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("monitoring", ("ds_server.monitoring",)),
     ("routes", ("ds_server.routes", "ds_server.auth")),
     ("edge", ("ds_server.edge",)),
+    # Several replicas on one store: the subscription leader, forwarding to it.
+    ("cluster", ("ds_server.cluster",)),
     ("features", ("ds_server.subscriptions",)),
     ("stores", ("ds_server.stores",)),
     (

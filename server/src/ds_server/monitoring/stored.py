@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-    from ds_server.stores._engine import Entry
+    from ds_server.stores._entry import Entry
     from ds_server.stores.base import Store
 
 

@@ -15,7 +15,8 @@ from ds_server.stores.base import BucketInfo, StreamListing, StreamSummary
 from ds_server.stores.errors import BucketExists, BucketNotEmpty, BucketNotFound
 
 if TYPE_CHECKING:
-    from ds_server.stores._engine import Engine, Entry
+    from ds_server.stores._engine import Engine
+    from ds_server.stores._entry import Entry
     from ds_server.stores.persistence import Persistence
 
 

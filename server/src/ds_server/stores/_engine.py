@@ -23,12 +23,13 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ds_server.protocol.offsets import Sentinel
 from ds_server.stores import _rules
 from ds_server.stores._commit import AppendCommit
+from ds_server.stores._entry import Entry
 from ds_server.stores._forks import resolve_fork_offset
 from ds_server.stores._rules import StreamState
 from ds_server.stores._shared import MAX_ROUNDS, SharedCatalog
@@ -65,29 +66,6 @@ log = logging.getLogger("ds_server")
 _SWEEP_INTERVAL_SECS = 1.0
 # Page size when a fork's sub-offset counts JSON messages.
 _PAGE_BYTES = 64 * 1024
-
-
-@dataclass(slots=True, eq=False)
-class Entry:
-    """A stream as the engine holds it: its state, its fork source, what readers may see."""
-
-    state: StreamState
-    base: Entry | None
-    visible_tail: int
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # The newest write still waiting for its group commit, if any.
-    pending: asyncio.Future[None] | None = None
-    # Bumped when a failed write rewinds the state; writes decided before are void.
-    generation: int = 0
-    # Another process changed the stream (shared backends): reload before use.
-    stale: bool = False
-
-    def info(self) -> StreamInfo:
-        info = self.state.info()
-        if self.visible_tail == self.state.tail:
-            return info
-        # Data (and a close) still in flight is not visible yet.
-        return _rules.with_tail(info, self.visible_tail)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,10 +263,8 @@ class Engine(Store):
 
     async def _is_current(self, entry: Entry) -> bool:
         """Whether the cached state of ``entry`` is the stored one (shared backends)."""
-        if self._entries.get(entry.state.path) is not entry or entry.stale:
-            return False
-        stored = await self._shared_persistence().stream_version(entry.state.stream_id)
-        return stored == entry.state.version
+        assert self.shared is not None
+        return await self.shared.is_current(entry)
 
     async def _append(self, request: AppendRequest) -> AppendResult:
         path = request.path

@@ -19,13 +19,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ds_server.stores.errors import StreamNotFound
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from ds_server.events import StreamEvents
-    from ds_server.stores._engine import Engine, Entry
+    from ds_server.live import LiveNotifier
+    from ds_server.stores._entry import Entry
     from ds_server.stores._rules import StreamState
     from ds_server.stores.persistence import SharedPersistence, StreamChange
 
@@ -36,10 +39,23 @@ log = logging.getLogger("ds_server")
 MAX_ROUNDS = 8
 
 
+class CachingEngine(Protocol):
+    """What the cache discipline needs of the stream engine (``_engine.Engine``)."""
+
+    live: LiveNotifier
+
+    def entries(self) -> Iterable[Entry]: ...
+    def entry_at(self, path: str) -> Entry | None: ...
+    def hold(self, state: StreamState, base: Entry | None) -> Entry: ...
+    def forget(self, entry: Entry) -> None: ...
+    async def reload_buckets(self) -> None: ...
+    async def reload_all(self) -> None: ...
+
+
 class SharedCatalog:
     """The cache discipline of an engine over a shared backend."""
 
-    def __init__(self, engine: Engine, persistence: SharedPersistence) -> None:
+    def __init__(self, engine: CachingEngine, persistence: SharedPersistence) -> None:
         self._engine = engine
         self._persistence = persistence
         # Paths another process created or re-created since we last looked.
@@ -106,38 +122,70 @@ class SharedCatalog:
             entry = engine.entry_at(path)
             if entry is None:
                 return await self._load(path)
+            if await self.settled(entry):
+                continue  # a write of ours was in flight: look again
             if not entry.stale:
                 stored = await self._persistence.stream_version(entry.state.stream_id)
                 if stored == entry.state.version:
                     return entry
-            if entry.pending is not None and not entry.pending.done():
-                # Our own writes are in flight: the stored version trails the
-                # cache until they commit (or fail as stale). Wait, then look again.
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(entry.pending)
-                entry.stale = True
-                continue
             await self.reload(entry)
         return await self._load(path)
 
+    async def settled(self, entry: Entry) -> bool:
+        """Wait for our writes of the stream in flight, if any; whether there were some.
+
+        While one is in flight the cache holds its effect and the store does
+        not (yet): equal version numbers then say nothing about equal states.
+        """
+        pending = entry.pending
+        if pending is None or pending.done():
+            return False
+        with contextlib.suppress(Exception):
+            await asyncio.shield(pending)
+        return True
+
+    async def is_current(self, entry: Entry) -> bool:
+        """Whether the cached state of ``entry`` is the stored one."""
+        while await self.settled(entry):
+            pass
+        if self._engine.entry_at(entry.state.path) is not entry or entry.stale:
+            return False
+        stored = await self._persistence.stream_version(entry.state.stream_id)
+        return stored == entry.state.version
+
     async def reload(self, entry: Entry) -> None:
-        """Replace a cached state by the stored one (under the stream's write lock)."""
-        async with entry.lock:
-            path = entry.state.path
-            state = await self._persistence.load_stream(path)
-            engine = self._engine
-            if state is None or state.stream_id != entry.state.stream_id:
-                # Purged, or purged and re-created, by another process.
-                engine.forget(entry)
-                if state is not None:
-                    await self._adopt(state)
+        """Replace a cached state by the stored one (under the stream's write lock).
+
+        Never while one of our writes is in flight: its effect is in the cache
+        but not yet stored, and a write decided on the reloaded state would
+        then be decided without it (the two would claim the same version).
+        """
+        while True:
+            if await self.settled(entry):
+                continue
+            async with entry.lock:
+                if entry.pending is not None and not entry.pending.done():
+                    continue  # a write was decided while we waited for the lock
+                await self._replace(entry)
                 return
-            state.fork_refs = entry.state.fork_refs
-            entry.state = state
-            entry.visible_tail = state.tail
-            entry.pending = None
-            entry.generation += 1
-            entry.stale = False
+
+    async def _replace(self, entry: Entry) -> None:
+        """Reload under the stream's lock, with no write of ours in flight."""
+        path = entry.state.path
+        state = await self._persistence.load_stream(path)
+        engine = self._engine
+        if state is None or state.stream_id != entry.state.stream_id:
+            # Purged, or purged and re-created, by another process.
+            engine.forget(entry)
+            if state is not None:
+                await self._adopt(state)
+            return
+        state.fork_refs = entry.state.fork_refs
+        entry.state = state
+        entry.visible_tail = state.tail
+        entry.pending = None
+        entry.generation += 1
+        entry.stale = False
 
     async def _load(self, path: str) -> Entry:
         state = await self._persistence.load_stream(path)

@@ -23,7 +23,8 @@ from ds_server.stores.errors import (
 )
 
 if TYPE_CHECKING:
-    from ds_server.stores._engine import Engine, Entry
+    from ds_server.stores._engine import Engine
+    from ds_server.stores._entry import Entry
     from ds_server.stores.persistence import Persistence
 
 log = logging.getLogger("ds_server")
