@@ -6,8 +6,12 @@ import asyncio
 import statistics
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import aiohttp
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +35,18 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 async def measure_appends(
-    base_url: str, writers: int, seconds: float, payload: bytes, *, tag: str
+    base_url: str | Sequence[str], writers: int, seconds: float, payload: bytes, *, tag: str
 ) -> AppendFigures:
-    """Each writer appends ``payload`` to its own stream back to back for ``seconds``."""
+    """Each writer appends ``payload`` to its own stream back to back for ``seconds``.
+
+    Several base URLs (replicas of one store): writer i's stream is on the i-th, in turn.
+    """
+    bases = [base_url] if isinstance(base_url, str) else list(base_url)
     connector = aiohttp.TCPConnector(limit=writers + 4)
     async with aiohttp.ClientSession(connector=connector) as session:
-        urls = [f"{base_url}/v1/stream/bench-{tag}-{writers}-{i}" for i in range(writers)]
+        urls = [
+            f"{bases[i % len(bases)]}/v1/stream/bench-{tag}-{writers}-{i}" for i in range(writers)
+        ]
         for url in urls:
             async with session.put(url, headers={"Content-Type": "application/octet-stream"}) as r:
                 r.raise_for_status()

@@ -20,16 +20,14 @@ import asyncio
 import dataclasses
 import json
 import shutil
-import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import aiohttp
 import httpx
 
-from ds_bench.appends import percentile
+from ds_bench.appends import measure_appends
 from ds_bench.fanout import FanoutPlan, deliver, open_subscribers
 from ds_bench.servers import DsServer
 
@@ -52,35 +50,13 @@ class Row:
 
 
 async def _appends(urls: list[str], writers: int, seconds: float, tag: str) -> Row:
-    connector = aiohttp.TCPConnector(limit=writers + 4)
-    octets = {"Content-Type": "application/octet-stream"}
-    async with aiohttp.ClientSession(connector=connector) as session:
-        streams = [
-            f"{urls[i % len(urls)]}/v1/stream/bench-{tag}-{writers}-{i}" for i in range(writers)
-        ]
-        for url in streams:
-            async with session.put(url, headers=octets) as response:
-                response.raise_for_status()
-        latencies: list[float] = []
-        deadline = time.perf_counter() + seconds
-
-        async def writer(url: str) -> None:
-            while time.perf_counter() < deadline:
-                started = time.perf_counter()
-                async with session.post(url, data=PAYLOAD, headers=octets) as response:
-                    if response.status not in (200, 204):
-                        raise RuntimeError(f"append failed: {response.status}")
-                latencies.append(time.perf_counter() - started)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(writer(url) for url in streams))
-        elapsed = time.perf_counter() - started
+    figures = await measure_appends(urls, writers, seconds, PAYLOAD, tag=tag)
     return Row(
         replicas=len(urls),
         what=f"appends, {writers} writers",
-        per_second=len(latencies) / elapsed,
-        p50_ms=statistics.median(latencies) * 1000,
-        p99_ms=percentile([x * 1000 for x in latencies], 0.99),
+        per_second=figures.per_second,
+        p50_ms=figures.p50_ms,
+        p99_ms=figures.p99_ms,
     )
 
 
