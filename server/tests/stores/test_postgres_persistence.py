@@ -353,18 +353,25 @@ async def test_the_listener_reconnects_and_says_it_may_have_missed_changes(
 # -- lost connections ------------------------------------------------------------
 
 
-async def test_writes_and_reads_go_on_after_the_connections_are_lost(
-    pair: tuple[PostgresPersistence, PostgresPersistence], url: str
-) -> None:
-    a, _ = pair
-    await a.create(replace(new_state("x1", "x"), tail=2), [b"ab"])
-    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as admin:
-        cursor = await admin.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-            " WHERE application_name = 'ds-server' AND pid <> pg_backend_pid()"
-        )
-        # Each persistence's writer and pooled read connection.
-        assert await cursor.fetchone() == (4,)
-    # Neither write nor read ran when the connections went: both are run again.
-    await (await a.append(commit("x1", 2, b"cd", 1)))
-    assert [c.data for c in await a.read("x1", 0, 100, 100, whole=True)] == [b"ab", b"cd"]
+async def test_writes_and_reads_go_on_after_the_connections_are_lost(postgres_db: str) -> None:
+    # A database of its own: only this test's connections are cut, never another's.
+    a = PostgresPersistence(postgres_db, schema_name="lost")
+    b = PostgresPersistence(postgres_db, schema_name="lost")
+    await a.open()
+    await b.open()
+    try:
+        await a.create(replace(new_state("x1", "x"), tail=2), [b"ab"])
+        async with await psycopg.AsyncConnection.connect(postgres_db, autocommit=True) as admin:
+            cursor = await admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = 'ds-server' AND pid <> pg_backend_pid()"
+                " AND datname = current_database()"
+            )
+            # Each persistence's writer and pooled read connection.
+            assert await cursor.fetchone() == (4,)
+        # Neither write nor read ran when the connections went: both are run again.
+        await (await a.append(commit("x1", 2, b"cd", 1)))
+        assert [c.data for c in await a.read("x1", 0, 100, 100, whole=True)] == [b"ab", b"cd"]
+    finally:
+        await a.close()
+        await b.close()
