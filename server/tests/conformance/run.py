@@ -3,8 +3,11 @@
 Usage: python server/tests/conformance/run.py [--compiled] [BACKEND ...]
 
 ``cluster`` is not a backend but a deployment: two replicas on the postgres
-store behind the Envoy gateway, which spreads the suite's requests over
-both in turn (round robin), with a token for every bucket.
+store behind the Envoy gateway, with a token for every bucket. Envoy
+spreads the suite's streams over both by path, as it does in production
+(forks and subscriptions cross replicas); ``cluster-round-robin`` sends
+consecutive requests to the two in turn, so even one stream's requests
+alternate replicas.
 
 For each backend: start ``ds-server`` on a free loopback port (with a fresh
 data directory; for ``postgres``, a Postgres of its own), wait for /healthz,
@@ -38,6 +41,8 @@ from support.server_process import ServerProcess
 ROOT = Path(__file__).resolve().parents[3]
 SUITE_DIR = ROOT / "conformance"
 LONG_POLL_SECS = "1"
+# Deployments the suite can run against, and how Envoy balances each.
+CLUSTERS = {"cluster": "MAGLEV", "cluster-round-robin": "ROUND_ROBIN"}
 
 
 def run_vitest(url: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -62,8 +67,8 @@ def run_vitest(url: str, token: str | None = None) -> subprocess.CompletedProces
 def run_suite(backend: str) -> int:
     """Run the suite against one backend; its output is printed when it ends."""
     started = time.monotonic()
-    if backend == "cluster":
-        url, completed = run_on_cluster()
+    if backend in CLUSTERS:
+        url, completed = run_on_cluster(CLUSTERS[backend])
     else:
         with contextlib.ExitStack() as stack:
             data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="ds-conformance-"))
@@ -86,12 +91,12 @@ def run_suite(backend: str) -> int:
     return completed.returncode
 
 
-def run_on_cluster() -> tuple[str, subprocess.CompletedProcess[str]]:
+def run_on_cluster(balance: str) -> tuple[str, subprocess.CompletedProcess[str]]:
     """The suite through Envoy against two replicas on one postgres store."""
     from ds_stack.cluster import Cluster
 
     env = {"DS_SERVER__LONG_POLL_TIMEOUT_SECS": LONG_POLL_SECS}
-    with Cluster(replicas=2, balance="ROUND_ROBIN", server_env=env) as cluster:
+    with Cluster(replicas=2, balance=balance, server_env=env) as cluster:
         return cluster.url, run_vitest(cluster.url, cluster.token)
 
 
