@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ds_proxy import envoy_config as ec
+from ds_proxy import limits
 from ds_proxy.dev_token import mint_dev_token, with_dev_token
 from ds_proxy.paths import DEV_CONFIG, envoy_binary
 from ds_proxy.replicas import POLICIES, replicate
@@ -56,10 +57,11 @@ def render(
     """Write the dev config, on these loopback ports, to ``config_out``.
 
     Several upstream ports: ds-server replicas on one shared store, balanced
-    and health-checked (``ds_proxy.replicas``).
+    and health-checked (``ds_proxy.replicas``). The per-subject rate limits
+    come from ``DS_PROXY__*`` (``ds_proxy.limits``).
     """
     config = ec.localize(
-        ec.load(DEV_CONFIG),
+        limits.apply(ec.load(DEV_CONFIG), limits.SubjectLimits()),
         listen_port=listen_port,
         upstream_port=upstream_ports[0],
         admin_port=admin_port,

@@ -69,11 +69,13 @@ def gateway(
     log_level: str = "warn",
     offer_dev_token: bool = False,
     balance: str = "MAGLEV",
+    env: Mapping[str, str] | None = None,
 ) -> ProcessSpec:
     """Envoy with the committed development config on these ports (rendered to ``config_path``).
 
     Ready when its admin ``/ready`` answers 200; both ports must be free first.
     ``offer_dev_token``: Envoy answers the session viewer's dev token (a dev stack).
+    ``env`` adds to this process's environment (``DS_PROXY__*``: the gateway's limits).
     """
     argv = (
         sys.executable,
@@ -91,6 +93,7 @@ def gateway(
     return ProcessSpec(
         name="envoy",
         argv=argv,
+        env={**os.environ, **env} if env else None,
         ready_url=f"http://{LOOPBACK}:{admin_port}/ready",
         ports=(listen_port, admin_port),
         log_path=log_path,
