@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -123,6 +123,14 @@ viewer-shot: $(VENV)/.synced $(CHROMIUM) ## Refresh docs/img/viewer.png from a l
 
 extensions: $(VENV)/.synced ## The /ds extension suite against a real ds-server, every backend
 	$(VENV)/bin/pytest -q server/tests/extensions
+
+# `make test` runs the same fuzzer with 1,000 requests per server, seed 31.
+FUZZ_SEED ?= 31
+FUZZ_REQUESTS ?= 6000
+
+fuzz: $(VENV)/.synced ## The request fuzzer, long: FUZZ_REQUESTS (6000) per backend and through Envoy, seed FUZZ_SEED (31)
+	DS_FUZZ_SEED=$(FUZZ_SEED) DS_FUZZ_REQUESTS=$(FUZZ_REQUESTS) $(VENV)/bin/pytest -q -s \
+		server/tests/fuzz proxy/tests/integration/test_gateway_fuzz.py
 
 conformance: setup ## The official conformance suite against a real ds-server, per backend
 	$(PY) server/tests/conformance/run.py $(CONFORMANCE_BACKENDS)

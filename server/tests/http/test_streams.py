@@ -219,6 +219,22 @@ def test_append_json_rejects(api: Api, body: bytes) -> None:
     assert api.body("j") == b"[]"
 
 
+DEEP = b"[" * 999 + b"]" * 999
+
+
+def test_json_nested_too_deeply_is_400_with_the_reason(api: Api) -> None:
+    """A body nested ~1,000 deep made the decoder raise RecursionError: a 500 before."""
+    created = api.put("deep", DEEP, **JSON)
+    assert created.status_code == 400
+    assert "nested too deeply" in created.text
+    assert api.head("deep").status_code == 404
+    api.put("j", **JSON)
+    appended = api.post("j", DEEP, **JSON)
+    assert appended.status_code == 400
+    assert "nested too deeply" in appended.text
+    assert api.body("j") == b"[]"
+
+
 def test_append_over_size_limit_appends_nothing(make_api: Callable[..., Api]) -> None:
     api = make_api(limits=LimitsSection(max_stream_bytes=1024))
     api.put("a", b"x" * 1000)
