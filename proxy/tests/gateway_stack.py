@@ -72,11 +72,13 @@ class GatewayStack:
         workdir: Path,
         server_env: dict[str, str] | None = None,
         gateway_env: dict[str, str] | None = None,
+        tls_files: tuple[Path, Path] | None = None,
     ) -> None:
         self.listen_port = free_port()
         self.server_port = free_port()
         self.admin_port = free_port()
-        self.url = f"http://127.0.0.1:{self.listen_port}"
+        scheme = "https" if tls_files else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.listen_port}"
         self.server_url = f"http://127.0.0.1:{self.server_port}"
         self.record = workdir / "requests.jsonl"
         self.record.touch()
@@ -105,6 +107,7 @@ class GatewayStack:
                 config_path=workdir / "envoy.yaml",
                 log_path=workdir / "envoy.log",
                 env=gateway_env,
+                tls_files=tls_files,
             )
         )
 

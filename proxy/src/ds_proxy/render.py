@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from ds_proxy import envoy_config as ec
-from ds_proxy import limits
+from ds_proxy import limits, tls
 from ds_proxy.paths import PROD_TEMPLATE, envoy_binary
 from ds_proxy.settings import ProxySettings
 
@@ -132,6 +132,15 @@ def main(argv: list[str] | None = None) -> None:
         check_upstream_idle_timeout(rendered, dict(os.environ))
     except (ValidationError, ValueError) as exc:
         parser.exit(2, f"ds-proxy-render: {exc}\n")
+    if settings.enabled and args.out is None:
+        parser.exit(
+            2, "ds-proxy-render: with TLS, give --out (the certificate's SDS file goes beside it)\n"
+        )
+    if args.out is not None:
+        try:
+            rendered = tls.with_tls(rendered, settings, args.out)
+        except ValueError as exc:
+            parser.exit(2, f"ds-proxy-render: {exc}\n")
     text = _RENDERED_HEADER + ec.dump(rendered)
     if args.out is None and not args.validate:
         sys.stdout.write(text)

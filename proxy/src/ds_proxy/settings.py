@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ds_proxy.limits import SubjectLimits
+from ds_proxy.tls import TlsFiles
 
 
 class GatewayAddresses(BaseSettings):
@@ -29,7 +30,7 @@ class GatewayAddresses(BaseSettings):
     )
 
 
-class ProxySettings(GatewayAddresses, SubjectLimits):
+class ProxySettings(GatewayAddresses, SubjectLimits, TlsFiles):
     """What the production template needs; issuer, audiences and JWKS URI have no default."""
 
     issuer: str = Field(min_length=1, description="expected `iss`")

@@ -37,6 +37,14 @@ def test_create(api: Api) -> None:
     assert "stream-closed" not in response.headers
 
 
+def test_create_location_has_the_clients_scheme_behind_a_tls_gateway(api: Api) -> None:
+    response = api.client.put(api.url("tls"), headers={"X-Forwarded-Proto": "https"})
+    assert response.headers["location"] == "https://testserver.local" + api.url("tls")
+    # Only http or https: anything else leaves the server's own scheme.
+    other = api.client.put(api.url("odd"), headers={"X-Forwarded-Proto": "gopher"})
+    assert other.headers["location"] == BASE_URL + api.url("odd")
+
+
 def test_create_location_drops_the_query(api: Api) -> None:
     response = api.client.put(api.url("a", "x=1&offset=now"))
     assert response.headers["location"] == BASE_URL + api.url("a")

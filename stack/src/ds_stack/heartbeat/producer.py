@@ -11,7 +11,9 @@ before any new one, so a retry never doubles an event. A tick that fails
 from __future__ import annotations
 
 import json
+import os
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -62,7 +64,9 @@ class Heartbeat:
         headers = {"Content-Type": JSON}
         if settings.token is not None:
             headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
-        self.http = httpx.Client(headers=headers, timeout=_REQUEST_SECS, trust_env=False)
+        self.http = httpx.Client(
+            headers=headers, timeout=_REQUEST_SECS, trust_env=False, verify=_trusted()
+        )
         self.producer_id = f"heartbeat-{socket.gethostname()}"
         # A new epoch per run (the server fences older ones); seq counts from 0 in it.
         self.epoch = int(time.time())
@@ -133,6 +137,12 @@ class Heartbeat:
 
 class HeartbeatError(RuntimeError):
     """The server refused a request."""
+
+
+def _trusted() -> ssl.SSLContext | bool:
+    """Certificates to trust: ``SSL_CERT_FILE`` when set (a local gateway's, ``make dev TLS=1``)."""
+    cafile = os.environ.get("SSL_CERT_FILE")
+    return ssl.create_default_context(cafile=cafile) if cafile else True
 
 
 def _describe(response: httpx.Response) -> str:
