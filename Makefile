@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -187,7 +187,7 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
 
-bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost (not part of `make test`)
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost and the fairness run (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
 	@# Fresh bytecode, so the many server starts don't each recompile the sources.
@@ -196,6 +196,14 @@ bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## 
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
 	@# What metrics cost: unbatched POSTs with DS_METRICS__ENABLED on and off, interleaved.
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
+	@# One tenant flooding the gateway beside another (docs/benchmarks.md, "Fairness").
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness $(BENCH_FAIRNESS_ARGS)
+
+# `make bench-fairness BENCH_FAIRNESS_ARGS="--seconds 5"` for a short run.
+BENCH_FAIRNESS_ARGS ?=
+
+bench-fairness: $(VENV)/.synced $(COMPILED)/.built ## Tenant B's append and SSE p99 with tenant A idle, then flooding the gateway (also the end of `make bench`)
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness $(BENCH_FAIRNESS_ARGS)
 
 # `make bench-metrics BENCH_METRICS_ARGS="--quick --repetitions 3"` for a short run.
 BENCH_METRICS_ARGS ?=
