@@ -197,13 +197,14 @@ bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## 
 	@# What metrics cost: unbatched POSTs with DS_METRICS__ENABLED on and off, interleaved.
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
 	@# One tenant flooding the gateway beside another (docs/benchmarks.md, "Fairness").
-	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness $(BENCH_FAIRNESS_ARGS)
+	@$(MAKE) --no-print-directory bench-fairness
 
 # `make bench-fairness BENCH_FAIRNESS_ARGS="--seconds 5"` for a short run.
 BENCH_FAIRNESS_ARGS ?=
 
-bench-fairness: $(VENV)/.synced $(COMPILED)/.built ## Tenant B's append and SSE p99 with tenant A idle, then flooding the gateway (also the end of `make bench`)
+bench-fairness: $(VENV)/.synced $(COMPILED)/.built ## Tenant B's append and SSE p99 with tenant A idle, then flooding the gateway; then the same with no limits (also the end of `make bench`)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness $(BENCH_FAIRNESS_ARGS)
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness --no-limits $(BENCH_FAIRNESS_ARGS)
 
 # `make bench-metrics BENCH_METRICS_ARGS="--quick --repetitions 3"` for a short run.
 BENCH_METRICS_ARGS ?=

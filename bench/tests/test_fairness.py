@@ -16,6 +16,7 @@ PLAN = Plan(
     b_rate=20.0,
     a_writers=8,
     a_extra_live=5,
+    backend="memory",
     limits=Limits(
         appends_per_sec=50, append_burst=50, reads_per_sec=50, read_burst=100, live_cap=5
     ),

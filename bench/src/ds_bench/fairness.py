@@ -79,8 +79,21 @@ class Plan:
     b_rate: float = 20.0
     a_writers: int = 32
     a_extra_live: int = 10
-    backend: str = "memory"
+    backend: str = "sqlite"
     limits: Limits = field(default_factory=Limits)
+    # False: the same run with every limit lifted, for comparison (nothing of A is refused).
+    limited: bool = True
+
+    def gateway_env(self) -> dict[str, str]:
+        if not self.limited:
+            return {"DS_PROXY__APPENDS_PER_SEC": "0", "DS_PROXY__READS_PER_SEC": "0"}
+        return self.limits.gateway_env()
+
+    def server_env(self) -> dict[str, str]:
+        env = self.limits.server_env()
+        if not self.limited:
+            env["DS_AUTH__MAX_LIVE_READS_PER_SUB"] = "0"
+        return env
 
 
 @dataclass
@@ -318,9 +331,14 @@ async def _run_tenants(gateway: Gateway, plan: Plan) -> tuple[list[Phase], Verdi
         b_stored_exactly=b_stored == expected,
         b_delivered_exactly=b.received == expected,
         a_stored_exactly=len(a_stored) == counts.appends_accepted,
-        a_excess_refused=counts.appends_rate_limited > 0
-        and counts.live_refused_by_cap == plan.a_extra_live
-        and counts.live_opened == plan.limits.live_cap,
+        a_excess_refused=(
+            counts.appends_rate_limited > 0
+            and counts.live_refused_by_cap == plan.a_extra_live
+            and counts.live_opened == plan.limits.live_cap
+        )
+        if plan.limited
+        # Lifted limits: everything A sends is served.
+        else counts.appends_rate_limited == counts.live_refused_by_cap == 0,
     )
     return phases, verdict
 
@@ -329,8 +347,8 @@ def run(plan: Plan) -> FairnessResult:
     """One run: B alone, then B beside A's flood, through one gateway and one server."""
     before = _machine.snapshot()
     with tempfile.TemporaryDirectory(prefix="ds-bench-fairness-") as data:
-        server = DsServer(plan.backend, Path(data), plan.limits.server_env())
-        with server, Gateway(server.port, limits=plan.limits.gateway_env()) as gateway:
+        server = DsServer(plan.backend, Path(data), plan.server_env())
+        with server, Gateway(server.port, limits=plan.gateway_env()) as gateway:
             phases, verdict = asyncio.run(_run_tenants(gateway, plan))
     share = _machine.background_share(before, _machine.snapshot())
     return FairnessResult(plan, phases, verdict, share)
@@ -339,10 +357,15 @@ def run(plan: Plan) -> FairnessResult:
 def markdown(result: FairnessResult) -> str:
     """The result as the tables docs/benchmarks.md shows."""
     plan, limits = result.plan, result.plan.limits
-    lines = [
+    described = (
         f"Limits per subject: appends {limits.appends_per_sec}/s (burst {limits.append_burst}), "
         f"reads {limits.reads_per_sec}/s (burst {limits.read_burst}), live reads "
-        f"{limits.live_cap}. B appends {plan.b_rate:g}/s; A floods on {plan.a_writers} "
+        f"{limits.live_cap}."
+        if plan.limited
+        else "**No limits** (lifted for comparison)."
+    )
+    lines = [
+        f"{described} B appends {plan.b_rate:g}/s; A floods on {plan.a_writers} "
         f"connections and opens {limits.live_cap + plan.a_extra_live} live reads; "
         f"{plan.phase_secs:g} s per phase, {plan.backend} store. Other processes used "
         f"{result.background_share:.0%} of the machine meanwhile.",
@@ -388,9 +411,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--seconds", type=float, default=15.0, help="per phase")
     parser.add_argument("--b-rate", type=float, default=20.0, help="B's appends per second")
     parser.add_argument("--writers", type=int, default=32, help="A's flooding connections")
-    parser.add_argument("--backend", default="memory")
+    parser.add_argument("--backend", default="sqlite", help="ds-server's store (its default)")
     parser.add_argument("--appends-per-sec", type=int, default=100)
     parser.add_argument("--live-cap", type=int, default=20)
+    parser.add_argument(
+        "--no-limits", action="store_true", help="lift every limit: the same run, for comparison"
+    )
 
 
 def main(args: argparse.Namespace, results: Path) -> None:
@@ -404,14 +430,16 @@ def main(args: argparse.Namespace, results: Path) -> None:
             append_burst=2 * args.appends_per_sec,
             live_cap=args.live_cap,
         ),
+        limited=not args.no_limits,
     )
     result = run(plan)
     text = markdown(result)
     print(text)
     results.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    (results / f"fairness-{stamp}.json").write_text(json.dumps(asdict(result), indent=2))
-    (results / f"fairness-{stamp}.md").write_text(text)
-    print(f"results: {results / f'fairness-{stamp}.md'}")
+    name = f"fairness-{stamp}" + ("" if plan.limited else "-no-limits")
+    (results / f"{name}.json").write_text(json.dumps(asdict(result), indent=2))
+    (results / f"{name}.md").write_text(text)
+    print(f"results: {results / f'{name}.md'}")
     if not result.verdict.passed:
         raise SystemExit(f"fairness: the verdict failed: {result.verdict}")

@@ -44,8 +44,9 @@ class TlsFiles(BaseSettings):
 
     tls_cert_file: Path | None = Field(
         default=None,
-        description="PEM certificate chain the gateway serves TLS with (with "
-        "`DS_PROXY__TLS_KEY_FILE`); replaced files are loaded without a restart",
+        description="PEM certificate chain the gateway serves TLS 1.2+ and HTTP/2 with "
+        "(with `DS_PROXY__TLS_KEY_FILE`); files renamed into place later are loaded without "
+        "a restart; unset: plain HTTP",
     )
     tls_key_file: Path | None = Field(
         default=None, description="PEM private key of `DS_PROXY__TLS_CERT_FILE`"
