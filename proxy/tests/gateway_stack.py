@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import sys
 import time
@@ -17,7 +18,7 @@ from ds_stack.launcher import Process
 from ds_stack.ports import free_port
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 RECORDING_SERVER = Path(__file__).with_name("recording_server.py")
 REQUEST_ID = "X-Test-Request"
@@ -163,6 +164,17 @@ class GatewayStack:
         reached the server is on record before any response to it exists.
         """
         return self.seen(request_id, timeout=0.0) is not None
+
+
+@contextlib.contextmanager
+def running_gateway(workdir: Path, **options: Any) -> Iterator[GatewayStack]:
+    """A ``GatewayStack`` (``options`` as its constructor takes them), stopped on exit."""
+    stack = GatewayStack(workdir, **options)
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
 
 
 def tag() -> tuple[str, dict[str, str]]:

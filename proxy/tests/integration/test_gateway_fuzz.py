@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from gateway_stack import ADMIN, GatewayStack
+from gateway_stack import ADMIN, GatewayStack, running_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "server" / "tests"))
 
@@ -35,12 +35,8 @@ SERVER_ENV = {
 
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayStack]:
-    gateway = GatewayStack(tmp_path_factory.mktemp("fuzz"), server_env=SERVER_ENV)
-    gateway.start()
-    try:
+    with running_gateway(tmp_path_factory.mktemp("fuzz"), server_env=SERVER_ENV) as gateway:
         yield gateway
-    finally:
-        gateway.stop()
 
 
 def test_no_request_through_envoy_gets_a_5xx_and_fixtures_stay_unchanged(

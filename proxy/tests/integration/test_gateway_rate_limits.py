@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 from ds_proxy.tokens import bucket_token
-from gateway_stack import GatewayStack, bearer, tag, unique
+from gateway_stack import GatewayStack, bearer, running_gateway, tag, unique
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -40,14 +40,9 @@ FLOOD = 3 * BURST
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayStack]:
-    gateway = GatewayStack(
-        tmp_path_factory.mktemp("limits"), server_env=SERVER_ENV, gateway_env=GATEWAY_ENV
-    )
-    gateway.start()
-    try:
+    workdir = tmp_path_factory.mktemp("limits")
+    with running_gateway(workdir, server_env=SERVER_ENV, gateway_env=GATEWAY_ENV) as gateway:
         yield gateway
-    finally:
-        gateway.stop()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from ds_proxy.local_cert import install, make_certificate
-from gateway_stack import ADMIN, GatewayStack, unique
+from gateway_stack import ADMIN, GatewayStack, running_gateway, unique
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,16 +36,12 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def tls_stack(tmp_path_factory: pytest.TempPathFactory, certs: Path) -> Iterator[GatewayStack]:
-    gateway = GatewayStack(
+    with running_gateway(
         tmp_path_factory.mktemp("tls-stack"),
         server_env={"DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": "60"},
         tls_files=(certs / "gateway.crt", certs / "gateway.key"),
-    )
-    gateway.start()
-    try:
+    ) as gateway:
         yield gateway
-    finally:
-        gateway.stop()
 
 
 def curl(*args: str, cacert: Path) -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 from ds_proxy.tokens import TokenSpec, bucket_token, mint
-from gateway_stack import GatewayStack, bearer, unique
+from gateway_stack import GatewayStack, bearer, running_gateway, unique
 from httpx_sse import connect_sse
 
 if TYPE_CHECKING:
@@ -42,12 +42,8 @@ LATE_BOUND_SECS = 10.0
 
 @pytest.fixture(scope="module")
 def long_lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayStack]:
-    gateway = GatewayStack(tmp_path_factory.mktemp("expiry"), server_env=SERVER_ENV)
-    gateway.start()
-    try:
+    with running_gateway(tmp_path_factory.mktemp("expiry"), server_env=SERVER_ENV) as gateway:
         yield gateway
-    finally:
-        gateway.stop()
 
 
 def _short_token(bucket: str, valid_secs: int) -> tuple[str, int]:
