@@ -6,17 +6,22 @@ import asyncio
 from typing import TYPE_CHECKING, Literal
 
 import httpx
-from durable_streams import AsyncDurableStream, DurableStreamError, RetentionGoneError
+from durable_streams import DurableStreamError, RetentionGoneError
 
-from ds_client._http import owned_client
-from ds_client._live import SseUnavailableError, long_poll_round, sse_session
-from ds_client.bootstrap import bootstrap
-from ds_client.events import Bootstrapped
+from durable_sessions._http import owned_client
+from durable_sessions._live import SseUnavailableError, long_poll_round, sse_session
+from durable_sessions.bootstrap import fetch_bootstrap
+from durable_sessions.events import Bootstrapped
+from durable_sessions.protocol.content_types import OCTET_STREAM
+from durable_sessions.protocol.urls import bootstrap_url
+from durable_sessions.streams import head
+from durable_sessions.tokens import token_provider
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
-    from ds_client.events import Event
+    from durable_sessions.events import Event
+    from durable_sessions.tokens import TokenSource
 
 LiveMode = Literal["auto", "sse", "long-poll"]
 # Pause before reopening an SSE connection that ended without a single event.
@@ -29,7 +34,9 @@ async def follow(
     offset: str | None = None,
     live: LiveMode = "auto",
     client: httpx.AsyncClient | None = None,
+    token: TokenSource | None = None,
     headers: Mapping[str, str] | None = None,
+    bootstrap_from: str | None = None,
 ) -> AsyncIterator[Event]:
     """Yield a ``Bootstrapped`` first, then an ``Update`` for each batch of new data.
 
@@ -40,24 +47,30 @@ async def follow(
     answered 410 Gone (a snapshot moved the stream's retention past the
     reader), it bootstraps again and yields another ``Bootstrapped``.
     Iteration ends after the stream is closed; a deleted stream raises
-    ``StreamNotFoundError``.
+    ``StreamNotFoundError``, and so does a bootstrap the URL's surface
+    does not serve. ``bootstrap_from`` is the bootstrap's URL when it is not
+    ``{url}/bootstrap``. ``token`` is sent on every request (see
+    :mod:`durable_sessions.tokens`).
     """
+    provider = token_provider(token)
     async with owned_client(client) as http:
         sent = dict(headers or {})
-        info = await AsyncDurableStream.head_static(url, client=http, headers=dict(sent))
-        content_type = info.content_type or "application/octet-stream"
+        info = await head(url, client=http, token=provider, headers=sent)
+        content_type = info.content_type or OCTET_STREAM
         mode: LiveMode = "long-poll" if live == "long-poll" else "sse"
         position = offset
         while True:
             if position is None:
-                state = await bootstrap(url, client=http, headers=sent)
+                state = await fetch_bootstrap(
+                    bootstrap_from or bootstrap_url(url), client=http, token=provider, headers=sent
+                )
                 yield Bootstrapped(state)
                 position = state.next_offset
             try:
                 if mode == "sse":
                     received = False
                     async for update in sse_session(
-                        http, url, position, content_type=content_type, headers=sent
+                        http, url, position, content_type=content_type, headers=sent, token=provider
                     ):
                         received = True
                         position = update.next_offset
@@ -69,7 +82,7 @@ async def follow(
                         await asyncio.sleep(_EMPTY_SESSION_PAUSE_SECS)
                 else:
                     update = await long_poll_round(
-                        http, url, position, content_type=content_type, headers=sent
+                        http, url, position, content_type=content_type, headers=sent, token=provider
                     )
                     position = update.next_offset
                     if update.messages or update.closed:

@@ -1,0 +1,59 @@
+"""durable-sessions: the Python SDK for durable sessions on Durable Streams.
+
+Built on the official ``durable-streams`` client (its exceptions, its
+long-poll reads) and on httpx where that client falls short (SSE with
+reconnects, bootstrap, idempotent producers, tokens).
+
+- :class:`AsyncIdempotentProducer` / :class:`IdempotentProducer`: exactly-once,
+  batched, pipelined appends;
+- :class:`MaterializedState` and :class:`StateFollower`: the State Protocol,
+  materialised, live;
+- :func:`follow`, :func:`bootstrap`: a stream's snapshot and tail;
+- :mod:`durable_sessions.tokens`: bearer tokens for every request;
+- :mod:`durable_sessions.protocol`: the protocol's vocabulary.
+"""
+
+from __future__ import annotations
+
+from durable_sessions._live import sse_session
+from durable_sessions.bootstrap import bootstrap, fetch_bootstrap
+from durable_sessions.events import Bootstrapped, Event, Update
+from durable_sessions.follow import LiveMode, follow
+from durable_sessions.protocol.bootstrap import Bootstrap, BootstrapFormatError, parse_bootstrap
+from durable_sessions.protocol.listing import StreamInfo
+from durable_sessions.snapshots import publish_snapshot
+from durable_sessions.streams import create, head
+from durable_sessions.tokens import (
+    CallableToken,
+    FileToken,
+    StaticToken,
+    TokenAuth,
+    TokenProvider,
+    TokenSource,
+    token_provider,
+)
+
+__all__ = [
+    "Bootstrap",
+    "BootstrapFormatError",
+    "Bootstrapped",
+    "CallableToken",
+    "Event",
+    "FileToken",
+    "LiveMode",
+    "StaticToken",
+    "StreamInfo",
+    "TokenAuth",
+    "TokenProvider",
+    "TokenSource",
+    "Update",
+    "bootstrap",
+    "create",
+    "fetch_bootstrap",
+    "follow",
+    "head",
+    "parse_bootstrap",
+    "publish_snapshot",
+    "sse_session",
+    "token_provider",
+]
