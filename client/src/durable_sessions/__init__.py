@@ -19,6 +19,18 @@ from durable_sessions._live import sse_session
 from durable_sessions.bootstrap import bootstrap, fetch_bootstrap
 from durable_sessions.events import Bootstrapped, Event, Update
 from durable_sessions.follow import LiveMode, follow
+from durable_sessions.producer import (
+    AsyncIdempotentProducer,
+    CloseResult,
+    DeliveryTimeoutError,
+    IdempotentProducer,
+    ProducerClosedError,
+    ProducerFailedError,
+    RetryPolicy,
+    SequenceGapError,
+    StaleEpochError,
+    StreamClosedError,
+)
 from durable_sessions.protocol.bootstrap import Bootstrap, BootstrapFormatError, parse_bootstrap
 from durable_sessions.protocol.listing import StreamInfo
 from durable_sessions.snapshots import publish_snapshot
@@ -34,14 +46,24 @@ from durable_sessions.tokens import (
 )
 
 __all__ = [
+    "AsyncIdempotentProducer",
     "Bootstrap",
     "BootstrapFormatError",
     "Bootstrapped",
     "CallableToken",
+    "CloseResult",
+    "DeliveryTimeoutError",
     "Event",
     "FileToken",
+    "IdempotentProducer",
     "LiveMode",
+    "ProducerClosedError",
+    "ProducerFailedError",
+    "RetryPolicy",
+    "SequenceGapError",
+    "StaleEpochError",
     "StaticToken",
+    "StreamClosedError",
     "StreamInfo",
     "TokenAuth",
     "TokenProvider",
