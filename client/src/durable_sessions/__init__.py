@@ -34,6 +34,12 @@ from durable_sessions.producer import (
 from durable_sessions.protocol.bootstrap import Bootstrap, BootstrapFormatError, parse_bootstrap
 from durable_sessions.protocol.listing import StreamInfo
 from durable_sessions.snapshots import publish_snapshot
+from durable_sessions.state import (
+    MaterializedState,
+    StateBatch,
+    StateFollower,
+    StateMessageError,
+)
 from durable_sessions.streams import create, head
 from durable_sessions.tokens import (
     CallableToken,
@@ -57,11 +63,15 @@ __all__ = [
     "FileToken",
     "IdempotentProducer",
     "LiveMode",
+    "MaterializedState",
     "ProducerClosedError",
     "ProducerFailedError",
     "RetryPolicy",
     "SequenceGapError",
     "StaleEpochError",
+    "StateBatch",
+    "StateFollower",
+    "StateMessageError",
     "StaticToken",
     "StreamClosedError",
     "StreamInfo",
