@@ -14,11 +14,11 @@ carry no producer headers. Where it goes beyond the TypeScript client, so
 that no message is lost or doubled:
 
 - broken connections, 408, 429 and 5xx are retried (same epoch and seq)
-  under a :class:`RetryPolicy`;
+  under a `RetryPolicy`;
 - a 204 for a batch that was never sent before means another session of
   this producer id already wrote this epoch (a process restarted with the
   same epoch): with ``auto_claim`` the producer claims a newer epoch and
-  sends the batch there; otherwise it is a :class:`StaleEpochError`. The
+  sends the batch there; otherwise it is a `StaleEpochError`. The
   TypeScript client would count the batch as delivered and lose it;
 - on a stale epoch with ``auto_claim``, batches in flight are renumbered in
   the new epoch in their original order, not each claiming one of its own.
@@ -36,7 +36,7 @@ import httpx
 from durable_streams import DurableStreamError
 
 from durable_sessions._errors import http_error
-from durable_sessions._http import auth_for
+from durable_sessions._http import auth_for, shared_ssl_context
 from durable_sessions.producer.batches import Backoff, Batch, RetryPolicy, encode_message
 from durable_sessions.producer.errors import (
     ProducerClosedError,
@@ -92,7 +92,7 @@ class AsyncIdempotentProducer:
     the server says ours is stale (a restarted process that keeps no epoch).
     ``content_type`` is the stream's (asked with a HEAD before the first
     batch when not given). ``headers`` go on every request; ``token`` is a
-    bearer token source (:mod:`durable_sessions.tokens`); ``on_error`` is
+    bearer token source (`durable_sessions.tokens`); ``on_error`` is
     called with the error of each batch that fails for good. ``client`` is
     an httpx client to use (the producer makes its own otherwise).
 
@@ -145,6 +145,7 @@ class AsyncIdempotentProducer:
         self._client = client or httpx.AsyncClient(
             timeout=httpx.Timeout(30.0),
             limits=httpx.Limits(max_connections=max_in_flight + 1),
+            verify=shared_ssl_context(),
         )
         self._pending: list[bytes] = []
         self._pending_bytes = 0
@@ -181,7 +182,9 @@ class AsyncIdempotentProducer:
             raise ProducerClosedError()
         if self._failure is not None:
             raise ProducerFailedError() from self._failure
-        data = encode_message(body)
+        # The hot path: a string or bytes goes in without a call.
+        kind = type(body)
+        data = body.encode() if kind is str else body if kind is bytes else encode_message(body)
         self._pending.append(data)
         self._pending_bytes += len(data)
         if self._pending_bytes >= self._max_batch_bytes:
@@ -206,7 +209,7 @@ class AsyncIdempotentProducer:
         """Flush, then stop: the stream stays open (another producer may go on).
 
         Errors of the last batches are not raised (``on_error`` sees them);
-        further ``append()`` calls raise :class:`ProducerClosedError`.
+        further ``append()`` calls raise `ProducerClosedError`.
         """
         if self._closed:
             return

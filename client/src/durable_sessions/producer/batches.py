@@ -67,7 +67,7 @@ class RetryPolicy:
 
 
 class Backoff:
-    """One batch's retry delays under a :class:`RetryPolicy`."""
+    """One batch's retry delays under a `RetryPolicy`."""
 
     def __init__(self, policy: RetryPolicy) -> None:
         self._policy = policy

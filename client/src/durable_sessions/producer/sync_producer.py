@@ -2,7 +2,7 @@
 
 The producer's batching, pipelining and retries need timers and concurrent
 requests, which synchronous code does not have; so each
-``IdempotentProducer`` runs an :class:`AsyncIdempotentProducer` on an event
+``IdempotentProducer`` runs an `AsyncIdempotentProducer` on an event
 loop in a background thread. ``append()`` hands messages over through a
 queue (one loop wake-up per burst, not per message); the other methods wait
 for the loop to do their work. ``on_error`` is called on that thread.
@@ -31,7 +31,7 @@ T = TypeVar("T")
 class IdempotentProducer:
     """An idempotent producer for exactly-once writes, for synchronous code.
 
-    The same arguments and behaviour as :class:`AsyncIdempotentProducer`
+    The same arguments and behaviour as `AsyncIdempotentProducer`
     (except ``client``: the producer makes its own); ``with`` detaches on exit.
     """
 
