@@ -4,13 +4,13 @@ Built on the official ``durable-streams`` client (its exceptions, its
 long-poll reads) and on httpx where that client falls short (SSE with
 reconnects, bootstrap, idempotent producers, tokens).
 
-- :class:`AsyncIdempotentProducer` / :class:`IdempotentProducer`: exactly-once,
+- `AsyncIdempotentProducer` / `IdempotentProducer`: exactly-once,
   batched, pipelined appends;
-- :class:`MaterializedState` and :class:`StateFollower`: the State Protocol,
+- `MaterializedState` and `StateFollower`: the State Protocol,
   materialised, live;
-- :func:`follow`, :func:`bootstrap`: a stream's snapshot and tail;
-- :mod:`durable_sessions.tokens`: bearer tokens for every request;
-- :mod:`durable_sessions.protocol`: the protocol's vocabulary.
+- `follow`, `bootstrap`: a stream's snapshot and tail;
+- `durable_sessions.tokens`: bearer tokens for every request;
+- `durable_sessions.protocol`: the protocol's vocabulary.
 """
 
 from __future__ import annotations

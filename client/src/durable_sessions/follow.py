@@ -50,7 +50,7 @@ async def follow(
     ``StreamNotFoundError``, and so does a bootstrap the URL's surface
     does not serve. ``bootstrap_from`` is the bootstrap's URL when it is not
     ``{url}/bootstrap``. ``token`` is sent on every request (see
-    :mod:`durable_sessions.tokens`).
+    `durable_sessions.tokens`).
     """
     provider = token_provider(token)
     async with owned_client(client) as http:

@@ -1,15 +1,15 @@
 """Bearer tokens for every request: static, read from a file, or from a callable.
 
-A :class:`TokenProvider` is asked for the token on every request and asked
-to :meth:`~TokenProvider.refresh` it when the server (or the gateway in
+A `TokenProvider` is asked for the token on every request and asked
+to `TokenProvider.refresh` it when the server (or the gateway in
 front of it) answers 401; the request is then sent once more with the new
-token. :class:`FileToken` follows the Kubernetes projected-token pattern:
+token. `FileToken` follows the Kubernetes projected-token pattern:
 the kubelet replaces the file before the token expires, and the provider
 re-reads it whenever the file changed (a ``stat`` per request).
 
 Every SDK entry point takes ``token=``: a string (static), a
-:class:`~pathlib.Path` (a file), a callable returning a string (sync or
-async), or any :class:`TokenProvider`.
+`pathlib.Path` (a file), a callable returning a string (sync or
+async), or any `TokenProvider`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ UNAUTHORIZED = 401
 
 
 class TokenProvider:
-    """Where tokens come from. Subclasses implement :meth:`token`; the rest has defaults."""
+    """Where tokens come from. Subclasses implement `token`; the rest has defaults."""
 
     def token(self) -> str:
         """The token to send now."""
@@ -43,11 +43,11 @@ class TokenProvider:
         return self.token()
 
     async def atoken(self) -> str:
-        """:meth:`token` for async callers (override when getting one awaits)."""
+        """`token` for async callers (override when getting one awaits)."""
         return self.token()
 
     async def arefresh(self, rejected: str) -> str:
-        """:meth:`refresh` for async callers."""
+        """`refresh` for async callers."""
         return self.refresh(rejected)
 
 
@@ -124,12 +124,12 @@ class CallableToken(TokenProvider):
 TokenSource: TypeAlias = (
     str | os.PathLike[str] | Callable[[], str] | Callable[[], Awaitable[str]] | TokenProvider
 )
-"""What ``token=`` accepts: see :func:`token_provider`."""
+"""What ``token=`` accepts: see `token_provider`."""
 
 
 def token_provider(source: TokenSource | None) -> TokenProvider | None:
-    """The provider for ``source``: a string is static, a path is a :class:`FileToken`,
-    a callable a :class:`CallableToken`; None stays None (no ``Authorization``)."""
+    """The provider for ``source``: a string is static, a path is a `FileToken`,
+    a callable a `CallableToken`; None stays None (no ``Authorization``)."""
     if source is None or isinstance(source, TokenProvider):
         return source
     if isinstance(source, str):
@@ -142,7 +142,7 @@ def token_provider(source: TokenSource | None) -> TokenProvider | None:
 
 
 class TokenAuth(httpx.Auth):
-    """httpx authentication from a :class:`TokenProvider`: ``Authorization: Bearer``
+    """httpx authentication from a `TokenProvider`: ``Authorization: Bearer``
     on every request; on 401 one retry with a refreshed token, if it differs."""
 
     def __init__(self, provider: TokenProvider) -> None:
@@ -172,6 +172,6 @@ class TokenAuth(httpx.Auth):
 
 
 def token_auth(source: TokenSource | None) -> httpx.Auth | None:
-    """A :class:`TokenAuth` for ``source``, or None when there is no token."""
+    """A `TokenAuth` for ``source``, or None when there is no token."""
     provider = token_provider(source)
     return None if provider is None else TokenAuth(provider)

@@ -54,7 +54,7 @@ class Bootstrap:
 
 
 class BootstrapReader:
-    """Parses a bootstrap body fed in pieces; :meth:`finish` gives the :class:`Bootstrap`."""
+    """Parses a bootstrap body fed in pieces; `finish` gives the `Bootstrap`."""
 
     def __init__(self, content_type: str) -> None:
         try:

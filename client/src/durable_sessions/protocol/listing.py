@@ -2,7 +2,7 @@
 
 ``GET /ds/{bucket}/streams?limit=&after=`` answers pages of
 ``{"streams": [...], "next_cursor": ..., "has_more": ...}`` (extensions §1);
-each row becomes a :class:`StreamInfo` like a HEAD's answer does.
+each row becomes a `StreamInfo` like a HEAD's answer does.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class StreamInfo:
     """A stream's metadata: from a HEAD, a bucket listing or a subscription claim.
 
     ``tail`` and ``snapshot_offset`` are byte positions (see
-    :mod:`~durable_sessions.protocol.offsets`); ``content_type`` is None when
+    `durable_sessions.protocol.offsets`); ``content_type`` is None when
     the source did not say.
     """
 

@@ -36,7 +36,7 @@ def boundary_of(content_type: str) -> bytes:
 class PartReader:
     """Cuts parts out of a body fed in pieces: ``feed()`` returns the parts it completed.
 
-    The pure core of :func:`iter_parts` and :func:`aiter_parts`; ``finish()``
+    The pure core of `iter_parts` and `aiter_parts`; ``finish()``
     checks the body ended with the closing delimiter.
     """
 
@@ -80,7 +80,7 @@ class PartReader:
             del buffer[:body_end]
 
     def finish(self) -> None:
-        """Raise :class:`MultipartError` unless the closing delimiter was seen."""
+        """Raise `MultipartError` unless the closing delimiter was seen."""
         if not self._done:
             raise MultipartError("the body ends inside a part (no closing boundary)")
 
@@ -96,7 +96,7 @@ def iter_parts(chunks: Iterable[bytes], boundary: bytes) -> Iterator[tuple[str, 
 async def aiter_parts(
     chunks: AsyncIterable[bytes], boundary: bytes
 ) -> AsyncIterator[tuple[str, bytes]]:
-    """:func:`iter_parts` over an async source (an httpx response's ``aiter_bytes()``)."""
+    """`iter_parts` over an async source (an httpx response's ``aiter_bytes()``)."""
     reader = PartReader(boundary)
     async for chunk in chunks:
         for part in reader.feed(chunk):

@@ -32,7 +32,7 @@ def format_offset(position: int) -> str:
 def parse_offset(token: str) -> int:
     """The byte position an offset names; ``-1`` is the beginning (0).
 
-    Raises :class:`OffsetError` for anything else, ``now`` included (it
+    Raises `OffsetError` for anything else, ``now`` included (it
     names no fixed position).
     """
     if token == BEGINNING:
@@ -43,7 +43,7 @@ def parse_offset(token: str) -> int:
 
 
 def normal_offset(token: str) -> str:
-    """The 20-digit form of an offset (``-1`` becomes :data:`START`)."""
+    """The 20-digit form of an offset (``-1`` becomes `START`)."""
     return format_offset(parse_offset(token))
 
 

@@ -3,7 +3,7 @@
 It starts from the stream's bootstrap (snapshot + retained messages) when
 the stream's surface serves one, else from the beginning; then it tails the
 stream (SSE with reconnects, long-poll fallback) and applies each batch to
-its :class:`MaterializedState` before yielding it. A read answered 410 (the
+its `MaterializedState` before yielding it. A read answered 410 (the
 stream's history was released: a snapshot or a compaction moved its
 retention) makes it rebuild the state from a fresh bootstrap.
 
@@ -56,15 +56,15 @@ class StateBatch:
 
 
 class StateFollower:
-    """Follow the State Protocol stream at ``url`` into :attr:`state`.
+    """Follow the State Protocol stream at ``url`` into `state`.
 
     ``async for batch in follower`` applies each batch, then yields it.
     Resume with ``StateFollower(url, state=saved_state, offset=saved_offset)``.
     ``bootstrap_from`` overrides where the bootstrap is fetched
-    (:func:`~durable_sessions.protocol.bootstrap_url_of` by default; a
+    (`durable_sessions.protocol.bootstrap_url_of` by default; a
     stream with none starts from the beginning). ``on_invalid`` sees each
     message that is not State Protocol (skipped); without it such a message
-    raises :class:`StateMessageError`.
+    raises `StateMessageError`.
     """
 
     def __init__(

@@ -5,7 +5,7 @@ fold for change messages: ``insert``, ``update`` and ``upsert`` store the
 whole ``value`` at (type, key), ``delete`` removes it. Control messages,
 which that class leaves to the application, are handled as the protocol
 says: ``reset`` clears the state; ``snapshot-start`` and ``snapshot-end``
-only mark where a complete state begins and ends (:attr:`in_snapshot`).
+only mark where a complete state begins and ends (`in_snapshot`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class MaterializedState:
     def apply(self, message: Message) -> None:
         """Apply one change or control message (a decoded JSON object).
 
-        Raises :class:`StateMessageError` for a message of neither kind; the
+        Raises `StateMessageError` for a message of neither kind; the
         state is then unchanged.
         """
         control = control_of(message)

@@ -2,7 +2,7 @@
 
 Stream content is untrusted (the State Protocol's security section): a
 message that is neither a well-formed change nor a known control is refused
-with :class:`StateMessageError`, and the caller decides whether to skip it.
+with `StateMessageError`, and the caller decides whether to skip it.
 """
 
 from __future__ import annotations
