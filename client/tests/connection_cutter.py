@@ -67,6 +67,12 @@ class ConnectionCutter:
             self._loop.run_forever()
         finally:
             server.close()
+            # Connections still open end here, their tasks cancelled and awaited.
+            tasks = asyncio.all_tasks(self._loop)
+            for task in tasks:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            self._loop.run_until_complete(server.wait_closed())
             self._loop.close()
 
     async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
@@ -90,13 +96,16 @@ class ConnectionCutter:
                 self._pump(upstream_r, client_w, response_budget, "response", done)
             ),
         ]
-        await done.wait()
-        for pump in pumps:
-            pump.cancel()
-        for writer in (client_w, upstream_w):
-            # A reset, not a polite close: the peer sees the connection break.
-            with contextlib.suppress(Exception):
-                writer.transport.abort()
+        try:
+            await done.wait()
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            for writer in (client_w, upstream_w):
+                # A reset, not a polite close: the peer sees the connection break.
+                with contextlib.suppress(Exception):
+                    writer.transport.abort()
 
     async def _pump(
         self,
