@@ -1,63 +1,26 @@
-"""A real ds-server behind a real Envoy for the SDK's integration tests, on free ports."""
+"""The gateway tests' stack (a real ds-server behind a real Envoy), with what the SDK's
+integration tests need on top: a token for every bucket, buckets, streams, reads."""
 
 from __future__ import annotations
 
+import json
+import sys
 import uuid
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import httpx
-from ds_proxy.tokens import bucket_token
-from ds_stack import components
-from ds_stack.launcher import Process
-from ds_stack.ports import free_port
 from durable_sessions.protocol import split_json_arrays
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-SERVER_ENV = {
-    "DS_AUTH__MODE": "gateway",
-    "DS_STORAGE__MODE": "memory",
-    "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": "2",
-    "DS_SERVER__LONG_POLL_TIMEOUT_SECS": "2",
-}
+# The same launcher, config and test-only key as the gateway's own tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "proxy" / "tests"))
+from gateway_stack import ADMIN, GatewayStack
 
 
-class SdkStack:
+class SdkStack(GatewayStack):
     """ds-server (memory store, gateway auth) and Envoy; ``url`` is Envoy's."""
 
-    def __init__(self, workdir: Path, server_env: dict[str, str] | None = None) -> None:
-        listen_port, server_port, admin_port = free_port(), free_port(), free_port()
-        self.url = f"http://127.0.0.1:{listen_port}"
-        self.token = bucket_token("sdk-tests", read=("*",), write=("*",))
-        self.server = Process(
-            components.ds_server(
-                server_port,
-                env={**SERVER_ENV, **(server_env or {})},
-                log_path=workdir / "ds-server.log",
-            )
-        )
-        self.envoy = Process(
-            components.gateway(
-                listen_port=listen_port,
-                upstream_ports=[server_port],
-                admin_port=admin_port,
-                config_path=workdir / "envoy.yaml",
-                log_path=workdir / "envoy.log",
-            )
-        )
-
-    def start(self) -> None:
-        self.server.start()
-        try:
-            self.envoy.start()
-        except BaseException:
-            self.server.stop()
-            raise
-
-    def stop(self) -> None:
-        self.envoy.stop()
-        self.server.stop()
+    token = ADMIN
 
     def client(self) -> httpx.Client:
         return httpx.Client(
@@ -80,8 +43,6 @@ class SdkStack:
 
     def read_json(self, url: str) -> list[Any]:
         """Every message of a JSON stream, decoded, from the beginning."""
-        import json
-
         found: list[Any] = []
         offset = "-1"
         with self.client() as http:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from page_tokens import the_pages_token
 
 if TYPE_CHECKING:
     import pytest
@@ -16,22 +16,11 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "sdk.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 
 
-def the_pages_token() -> str:
-    # The page's command: ds-token --sub alice --bucket sdk-docs
-    command = re.search(r"\$\(\.venv/bin/(ds-token [^)]*)\)", PAGE.read_text(encoding="utf-8"))
-    assert command is not None, "the page no longer shows how to mint its token"
-    program, *args = command.group(1).split()
-    executable = Path(sys.executable).with_name(program)
-    return subprocess.run(
-        [str(executable), *args], capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
 def test_the_python_examples_run(gateway: GatewayStack, monkeypatch: pytest.MonkeyPatch) -> None:
     blocks = _BLOCK.findall(PAGE.read_text(encoding="utf-8"))
     assert len(blocks) >= 9, "the page's examples were not found"
     monkeypatch.setenv("DS_GATEWAY", gateway.url)
-    monkeypatch.setenv("DS_TOKEN", the_pages_token())
+    monkeypatch.setenv("DS_TOKEN", the_pages_token(PAGE))  # --sub alice --bucket sdk-docs
     namespace: dict[str, object] = {"__name__": "sdk_guide"}
     for number, block in enumerate(blocks, start=1):
         exec(compile(block, f"docs/sdk.md, python block {number}", "exec"), namespace)
