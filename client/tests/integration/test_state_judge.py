@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import shutil
 import subprocess
 import uuid
 from datetime import UTC, datetime
@@ -121,7 +120,6 @@ def items_mirror(sdk_stack: SdkStack, postgres_db: str, tmp_path: Path) -> Any:
         yield f"{sdk_stack.url}/v1/stream/pg-items"
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js for the official library")
 async def test_python_and_the_official_library_materialise_the_same_table(
     sdk_stack: SdkStack, postgres_db: str, items_mirror: str
 ) -> None:
