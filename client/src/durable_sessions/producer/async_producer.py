@@ -32,42 +32,44 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import httpx
-from durable_streams import DurableStreamError
-
-from durable_sessions._errors import http_error
-from durable_sessions._http import auth_for, shared_ssl_context
-from durable_sessions.producer.batches import Backoff, Batch, RetryPolicy, encode_message
+from durable_sessions._http import auth_for
+from durable_sessions.producer.answers import (
+    duplicate_is_ours,
+    expected_seq,
+    int_header,
+    refusal,
+    server_epoch,
+)
+from durable_sessions.producer.batches import Batch, encode_message
 from durable_sessions.producer.errors import (
     ProducerClosedError,
     ProducerFailedError,
     SequenceGapError,
     StaleEpochError,
-    StreamClosedError,
 )
-from durable_sessions.protocol.content_types import OCTET_STREAM, is_json
+from durable_sessions.producer.transport import ProducerTransport
+from durable_sessions.protocol.content_types import is_json
 from durable_sessions.protocol.headers import (
     CONTENT_TYPE,
     PRODUCER_EPOCH,
-    PRODUCER_EXPECTED_SEQ,
     PRODUCER_ID,
     PRODUCER_RECEIVED_SEQ,
     PRODUCER_SEQ,
     STREAM_CLOSED,
     STREAM_NEXT_OFFSET,
     TRUE,
-    is_true,
 )
 from durable_sessions.tokens import token_provider
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    import httpx
+
+    from durable_sessions.producer.batches import RetryPolicy
     from durable_sessions.tokens import TokenSource
 
 MIB = 1024 * 1024
-# Answers after which the batch may or may not be stored: retried, as maybe delivered.
-_RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,16 +138,15 @@ class AsyncIdempotentProducer:
         self._max_batch_bytes = max_batch_bytes
         self._linger_secs = linger_ms / 1000
         self._max_in_flight = max_in_flight
-        self._content_type = content_type
-        self._headers = dict(headers or {})
-        self._auth = auth_for(token_provider(token))
         self._on_error = on_error
-        self._retry = retry or RetryPolicy()
-        self._own_client = client is None
-        self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(30.0),
-            limits=httpx.Limits(max_connections=max_in_flight + 1),
-            verify=shared_ssl_context(),
+        self._wire = ProducerTransport(
+            url,
+            headers=headers or {},
+            auth=auth_for(token_provider(token)),
+            retry=retry,
+            content_type=content_type,
+            client=client,
+            connections=max_in_flight + 1,
         )
         self._pending: list[bytes] = []
         self._pending_bytes = 0
@@ -163,7 +164,6 @@ class AsyncIdempotentProducer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
-        self._content_type_lock = asyncio.Lock()
         self._closed = False
         self._close_result: CloseResult | None = None
         self._final_message: bytes | None = None
@@ -368,19 +368,10 @@ class AsyncIdempotentProducer:
 
     async def _deliver(self, batch: Batch) -> str:
         """POST ``batch`` until the server keeps it; the offset after it ("" for a duplicate)."""
-        json_mode = is_json(await self._stream_content_type())
-        body = batch.body(json_mode)
-        backoff = Backoff(self._retry)
+        body = batch.body(is_json(await self._wire.content_type()))
         while True:
             headers = self._producer_headers(batch.epoch, batch.seq)
-            try:
-                response = await self._client.post(
-                    self.url, content=body, headers=headers, auth=self._auth
-                )
-            except httpx.TransportError as exc:
-                batch.maybe_delivered = True
-                await asyncio.sleep(backoff.next_delay(f"{type(exc).__name__}: {exc}"))
-                continue
+            response = await self._wire.post(body, headers, batch.mark_maybe_delivered)
             status = response.status_code
             if status == 200:
                 return str(response.headers.get(STREAM_NEXT_OFFSET, ""))
@@ -389,29 +380,17 @@ class AsyncIdempotentProducer:
                 return ""
             if status == 403:
                 raise self._stale(response, batch.epoch)
-            if status == 409 and PRODUCER_EXPECTED_SEQ in response.headers:
-                await self._wait_for_predecessors(batch, response)
+            expected = expected_seq(response)
+            if expected is not None:
+                await self._wait_for_predecessors(batch, expected, response)
                 continue
-            if status == 409 and is_true(response.headers.get(STREAM_CLOSED)):
-                raise StreamClosedError(self.url)
-            if status in _RETRIED_STATUSES:
-                batch.maybe_delivered |= status >= 500
-                await asyncio.sleep(backoff.next_delay(f"HTTP {status}"))
-                continue
-            raise http_error(status, self.url, response.text)
+            raise refusal(response, self.url)
 
     def _check_duplicate(self, batch: Batch, response: httpx.Response) -> None:
-        """A 204 is our own earlier attempt, or a sign that another session holds the epoch.
-
-        It is ours only if an earlier attempt may have arrived and the server's
-        highest seq for the epoch is one we have sent.
-        """
-        highest = _int_header(response, PRODUCER_SEQ)
-        ours = batch.maybe_delivered and (highest is None or highest < self._next_seq)
-        if ours or batch.epoch != self._epoch:
+        """Accept a 204 that answers an earlier attempt; another session's is a fence."""
+        if batch.epoch != self._epoch or duplicate_is_ours(batch, response, self._next_seq):
             return
-        server_epoch = _int_header(response, PRODUCER_EPOCH)
-        current = batch.epoch if server_epoch is None else server_epoch
+        current = server_epoch(response, batch.epoch)
         if self._auto_claim:
             raise _Fenced(current)
         raise StaleEpochError(
@@ -421,20 +400,18 @@ class AsyncIdempotentProducer:
         )
 
     def _stale(self, response: httpx.Response, epoch: int) -> Exception:
-        current = _int_header(response, PRODUCER_EPOCH)
-        server_epoch = epoch if current is None else current
-        if self._auto_claim:
-            return _Fenced(server_epoch)
-        return StaleEpochError(server_epoch)
+        current = server_epoch(response, epoch)
+        return _Fenced(current) if self._auto_claim else StaleEpochError(current)
 
-    async def _wait_for_predecessors(self, batch: Batch, response: httpx.Response) -> None:
+    async def _wait_for_predecessors(
+        self, batch: Batch, expected: int, response: httpx.Response
+    ) -> None:
         """409 sequence gap: batches sent before this one have not arrived yet; wait for them.
 
         Their outcome decides this batch's: resent with them, or failed with them.
         """
-        expected = _int_header(response, PRODUCER_EXPECTED_SEQ) or 0
         if expected >= batch.seq:
-            received = _int_header(response, PRODUCER_RECEIVED_SEQ)
+            received = int_header(response, PRODUCER_RECEIVED_SEQ)
             raise SequenceGapError(expected, batch.seq if received is None else received)
         before = [b for b in self._in_flight if b.epoch == batch.epoch and b.seq < batch.seq]
         for earlier in before:
@@ -445,68 +422,32 @@ class AsyncIdempotentProducer:
                 raise ProducerFailedError() from self._failure
 
     async def _send_close(self, final: bytes | None) -> CloseResult:
-        content_type = await self._stream_content_type()
+        content_type = await self._wire.content_type()
         body = b"" if final is None else Batch([final], len(final)).body(is_json(content_type))
-        backoff = Backoff(self._retry)
         while True:
             headers = {**self._producer_headers(self._epoch, self._next_seq), STREAM_CLOSED: TRUE}
-            try:
-                response = await self._client.post(
-                    self.url, content=body, headers=headers, auth=self._auth
-                )
-            except httpx.TransportError as exc:
-                await asyncio.sleep(backoff.next_delay(f"{type(exc).__name__}: {exc}"))
-                continue
-            status = response.status_code
-            if status in (200, 204):
+            response = await self._wire.post(body, headers, lambda: None)
+            if response.status_code in (200, 204):
                 self._next_seq += 1
-                offset = response.headers.get(STREAM_NEXT_OFFSET, "")
+                offset = str(response.headers.get(STREAM_NEXT_OFFSET, ""))
                 if offset and (self._last_offset is None or offset > self._last_offset):
                     self._last_offset = offset
                 return CloseResult(final_offset=offset)
-            if status == 403:
-                error = self._stale(response, self._epoch)
-                if not isinstance(error, _Fenced):
-                    raise error
-                self._epoch, self._next_seq = error.server_epoch + 1, 0
-                continue
-            if status == 409 and is_true(response.headers.get(STREAM_CLOSED)):
-                raise StreamClosedError(self.url)
-            if status in _RETRIED_STATUSES:
-                await asyncio.sleep(backoff.next_delay(f"HTTP {status}"))
-                continue
-            raise http_error(status, self.url, response.text)
+            if response.status_code != 403:
+                raise refusal(response, self.url)
+            error = self._stale(response, self._epoch)
+            if not isinstance(error, _Fenced):
+                raise error
+            self._epoch, self._next_seq = error.server_epoch + 1, 0
 
     def _producer_headers(self, epoch: int, seq: int) -> dict[str, str]:
         return {
-            **self._headers,
-            CONTENT_TYPE: self._content_type or OCTET_STREAM,
+            **self._wire.headers,
+            CONTENT_TYPE: self._wire.known_content_type(),
             PRODUCER_ID: self.producer_id,
             PRODUCER_EPOCH: str(epoch),
             PRODUCER_SEQ: str(seq),
         }
 
-    async def _stream_content_type(self) -> str:
-        """The stream's content type: as given, or asked once with a HEAD."""
-        if self._content_type is None:
-            async with self._content_type_lock:
-                if self._content_type is None:
-                    response = await self._client.head(
-                        self.url, headers=self._headers, auth=self._auth
-                    )
-                    if response.status_code != 200:
-                        raise http_error(response.status_code, self.url)
-                    self._content_type = response.headers.get(CONTENT_TYPE, OCTET_STREAM)
-        return self._content_type
-
     async def _release(self) -> None:
-        if self._own_client:
-            await self._client.aclose()
-
-
-def _int_header(response: httpx.Response, name: str) -> int | None:
-    value = response.headers.get(name)
-    try:
-        return None if value is None else int(value)
-    except ValueError:
-        raise DurableStreamError(f"malformed {name}: {value!r}") from None
+        await self._wire.aclose()

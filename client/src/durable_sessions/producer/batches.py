@@ -46,6 +46,9 @@ class Batch:
         self.outcome: Outcome = "pending"
         self.settled: Any = None  # an asyncio.Event, made when the batch starts
 
+    def mark_maybe_delivered(self) -> None:
+        self.maybe_delivered = True
+
     def body(self, json_mode: bool) -> bytes:
         """The request body: a JSON array of the messages, or their bytes back to back."""
         return json_batch(self.messages) if json_mode else b"".join(self.messages)
