@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from typing import TYPE_CHECKING
 
@@ -13,7 +12,7 @@ from durable_sessions.tokens import TokenAuth
 
 if TYPE_CHECKING:
     import ssl
-    from collections.abc import AsyncIterator, Mapping
+    from collections.abc import Mapping
 
     from httpx._client import UseClientDefault
 
@@ -31,14 +30,28 @@ def shared_ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-@contextlib.asynccontextmanager
-async def owned_client(client: httpx.AsyncClient | None) -> AsyncIterator[httpx.AsyncClient]:
-    """``client`` as is, or a new client that is closed on exit."""
-    if client is not None:
-        yield client
-        return
-    async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT, verify=shared_ssl_context()) as own:
-        yield own
+class owned_client:  # lower case: used like the function it replaced
+    """``client`` as is, or a new client that is closed on exit.
+
+    A class, not an ``asynccontextmanager``: inside an async generator
+    (``follow()``) a generator-based one is a second async generator, and
+    when the outer one is abandoned, the event loop's shutdown closes both
+    at once and fails ("aclose(): asynchronous generator is already running").
+    """
+
+    def __init__(self, client: httpx.AsyncClient | None) -> None:
+        self._given = client
+        self._own: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> httpx.AsyncClient:
+        if self._given is not None:
+            return self._given
+        self._own = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT, verify=shared_ssl_context())
+        return self._own
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._own is not None:
+            await self._own.aclose()
 
 
 def auth_for(provider: TokenProvider | None) -> httpx.Auth | UseClientDefault:

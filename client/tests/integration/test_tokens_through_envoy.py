@@ -74,10 +74,10 @@ async def test_a_401_gets_a_fresh_token_for_every_kind_of_call(sdk_stack: SdkSta
         assert token.refreshes >= 1, live
 
     token = Rotating(sdk_stack.token)
-    follower = StateFollower(url, token=token)
-    async for batch in follower:
-        if batch.up_to_date:
-            break
+    async with StateFollower(url, token=token) as follower:
+        async for batch in follower:
+            if batch.up_to_date:
+                break
     assert follower.state.to_dict() == {"item": {"1": 1}}
 
 

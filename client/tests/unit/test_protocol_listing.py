@@ -66,7 +66,8 @@ def test_urls() -> None:
     [
         ("http://h/ds/a/b", "http://h/ds/a/b/bootstrap"),
         ("http://h/v1/stream/a/b?x=1", "http://h/ds/a/b/bootstrap"),
-        ("http://h/v1/stream/pg-items", None),
+        ("http://h/v1/stream/pg-items", "http://h/v1/stream/pg-items/bootstrap"),
+        ("http://h/ds/pg-items", None),
         ("http://h/v1/stream/a/b/c", None),
         ("http://h/elsewhere/a/b", None),
     ],

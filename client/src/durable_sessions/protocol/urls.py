@@ -55,17 +55,23 @@ def subscription_url(base_url: str, subscription_id: str) -> str:
 
 
 def bootstrap_url_of(url: str) -> str | None:
-    """Where the stream at ``url`` serves ``/bootstrap``, or None when its surface has none.
+    """Where the stream at ``url`` serves ``/bootstrap``, or None when no surface has it.
 
-    Bucket streams serve it on ``/ds/{bucket}/{stream}``; the same stream
-    spelled ``/v1/stream/{bucket}/{stream}`` is mapped there. Other streams
-    (one segment, like ``pg-items``, or deeper paths) have no bootstrap.
+    Bucket streams serve it on ``/ds/{bucket}/{stream}/bootstrap``; the same
+    stream spelled ``/v1/stream/{bucket}/{stream}`` is mapped there. A
+    top-level stream (one segment, like ``pg-items``) has no ``/ds``
+    spelling: its bootstrap is ``/v1/stream/{stream}/bootstrap``, on servers
+    that serve one there. Deeper paths have none.
     """
     parts = urlsplit(url)
     for prefix in (BUCKET_PREFIX, STREAM_PREFIX):
-        if parts.path.startswith(prefix + "/"):
-            rest = parts.path[len(prefix) + 1 :].strip("/")
-            if len(rest.split("/")) != 2:
-                return None
+        if not parts.path.startswith(prefix + "/"):
+            continue
+        rest = parts.path[len(prefix) + 1 :].strip("/")
+        segments = len(rest.split("/"))
+        if segments == 2:
             return parts._replace(path=f"{BUCKET_PREFIX}/{rest}/bootstrap", query="").geturl()
+        if segments == 1 and prefix == STREAM_PREFIX:
+            return parts._replace(path=f"{STREAM_PREFIX}/{rest}/bootstrap", query="").geturl()
+        return None
     return None

@@ -1,7 +1,7 @@
 """``StateFollower``: a State Protocol stream materialised live, resumable from an offset.
 
 It starts from the stream's bootstrap (snapshot + retained messages) when
-the stream's surface serves one, else from the beginning; then it tails the
+the server serves one, else from the beginning; then it tails the
 stream (SSE with reconnects, long-poll fallback) and applies each batch to
 its `MaterializedState` before yielding it. A read answered 410 (the
 stream's history was released: a snapshot or a compaction moved its
@@ -14,6 +14,7 @@ State Protocol messages, or a session snapshot (``{"format":
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from durable_sessions.state.materialized import MaterializedState
 from durable_sessions.state.messages import StateMessageError
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping
+    from collections.abc import AsyncGenerator, Callable, Mapping
 
     import httpx
 
@@ -58,7 +59,8 @@ class StateBatch:
 class StateFollower:
     """Follow the State Protocol stream at ``url`` into `state`.
 
-    ``async for batch in follower`` applies each batch, then yields it.
+    ``async for batch in follower`` applies each batch, then yields it;
+    ``async with`` (or :meth:`aclose`) closes the connection when done.
     Resume with ``StateFollower(url, state=saved_state, offset=saved_offset)``.
     ``bootstrap_from`` overrides where the bootstrap is fetched
     (`durable_sessions.protocol.bootstrap_url_of` by default; a
@@ -90,17 +92,36 @@ class StateFollower:
         self._live: LiveMode = live
         self._bootstrap_from = bootstrap_from or bootstrap_url_of(url)
         self._on_invalid = on_invalid
+        self._iterator: AsyncGenerator[StateBatch] | None = None
 
-    def __aiter__(self) -> AsyncIterator[StateBatch]:
-        return self._batches()
+    def __aiter__(self) -> StateFollower:
+        return self
 
-    async def _batches(self) -> AsyncIterator[StateBatch]:
+    async def __anext__(self) -> StateBatch:
+        if self._iterator is None:
+            self._iterator = self._batches()
+        return await anext(self._iterator)
+
+    async def aclose(self) -> None:
+        """Stop following: the connection is closed. Call it when leaving a loop early
+        (or use ``async with``); a later iteration starts again from :attr:`offset`."""
+        iterator, self._iterator = self._iterator, None
+        if iterator is not None:
+            await iterator.aclose()
+
+    async def __aenter__(self) -> StateFollower:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def _batches(self) -> AsyncGenerator[StateBatch]:
         # Without a bootstrap surface the stream is read from its beginning.
         start = self.offset
         if start is None and self._bootstrap_from is None:
             start = BEGINNING
             self.state.clear()
-        events = follow(
+        follows = follow(
             self.url,
             offset=start,
             live=self._live,
@@ -108,21 +129,24 @@ class StateFollower:
             token=self._token,
             headers=self._headers,
             bootstrap_from=self._bootstrap_from,
+            # A server that does not serve this stream's bootstrap: from the start.
+            without_bootstrap="read-from-start",
         )
-        async for event in events:
-            if isinstance(event, Bootstrapped):
-                batch = self._rebuild(event.bootstrap)
-            else:
-                messages = [self._decode(raw) for raw in event.messages]
-                self._apply(messages)
-                batch = StateBatch(
-                    messages=messages,
-                    offset=event.next_offset,
-                    up_to_date=event.up_to_date,
-                    closed=event.closed,
-                )
-            self.offset, self.up_to_date = batch.offset, batch.up_to_date
-            yield batch
+        async with contextlib.aclosing(follows) as events:
+            async for event in events:
+                if isinstance(event, Bootstrapped):
+                    batch = self._rebuild(event.bootstrap)
+                else:
+                    messages = [self._decode(raw) for raw in event.messages]
+                    self._apply(messages)
+                    batch = StateBatch(
+                        messages=messages,
+                        offset=event.next_offset,
+                        up_to_date=event.up_to_date,
+                        closed=event.closed,
+                    )
+                self.offset, self.up_to_date = batch.offset, batch.up_to_date
+                yield batch
 
     def _rebuild(self, bootstrap: Bootstrap) -> StateBatch:
         self.state.clear()
