@@ -37,11 +37,16 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# The official TypeScript packages the SDK's tests are judged against.
+client/tests/node/node_modules/.installed: client/tests/node/package.json client/tests/node/package-lock.json
+	cd client/tests/node && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends chromium
 
-setup: $(VENV)/.synced conformance/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
+setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
 
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
@@ -178,7 +183,7 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
 
-bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost (not part of `make test`)
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost, then the Python SDK's producer vs the TypeScript one (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
 	@# Fresh bytecode, so the many server starts don't each recompile the sources.
@@ -187,6 +192,8 @@ bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## 
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
 	@# What metrics cost: unbatched POSTs with DS_METRICS__ENABLED on and off, interleaved.
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
+	@# The Python SDK's producer against the official TypeScript one, same server.
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
 
 # `make bench-metrics BENCH_METRICS_ARGS="--quick --repetitions 3"` for a short run.
 BENCH_METRICS_ARGS ?=
@@ -196,6 +203,13 @@ bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput w
 	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
 	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
+
+# `make bench-producers BENCH_PRODUCERS_ARGS="--repetitions 3 --sizes 100"` for a short run.
+BENCH_PRODUCERS_ARGS ?=
+
+.PHONY: bench-producers
+bench-producers: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## Python AsyncIdempotentProducer vs the TypeScript IdempotentProducer: msg/s at 1 and 16 producers (also the end of `make bench`)
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
 
 bench-cluster: $(VENV)/.synced bench/node/node_modules/.installed ## Postgres-store replicas: durable appends at 1/16/64 writers and SSE fan-out, 1 vs 3 replicas
 	$(VENV)/bin/ds-bench cluster

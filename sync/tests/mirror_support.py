@@ -29,7 +29,7 @@ def delete_stream(server_url: str, stream: str) -> None:
 
 def read_raw(server_url: str, stream: str) -> list[bytes]:
     """Every message of a top-level JSON stream, as stored (empty when there is no stream)."""
-    from ds_client._json import split_arrays
+    from durable_sessions.protocol import split_json_arrays as split_arrays
 
     found: list[bytes] = []
     offset = "-1"

@@ -176,7 +176,7 @@ class Streams:
 
     def read_all(self, stream_id: str) -> list[bytes]:
         """Every message of the stream, in order, as the raw JSON the server stores."""
-        from ds_client._json import split_arrays
+        from durable_sessions.protocol import split_json_arrays as split_arrays
 
         messages: list[bytes] = []
         offset = "-1"

@@ -17,7 +17,7 @@ import enum
 import logging
 from typing import TYPE_CHECKING
 
-from ds_client import Bootstrapped, follow
+from durable_sessions import Bootstrapped, follow
 from durable_streams import StreamNotFoundError
 
 from ds_sync.model import Batch
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
     import httpx
-    from ds_client import Event
+    from durable_sessions import Event
 
     from ds_sync.server_api import ServerApi
     from ds_sync.writer import Writer

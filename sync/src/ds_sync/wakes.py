@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
-from ds_client import sse_session
+from durable_sessions import sse_session
 from durable_streams import DurableStreamError
 
 from ds_sync.backoff import Backoff
