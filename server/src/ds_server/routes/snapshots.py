@@ -36,7 +36,7 @@ async def publish_snapshot(
     name = await bucket_stream(context(request).store, bucket, stream)
     position = snapshot_offset(offset)
     ctx = context(request)
-    data = await read_body(request, ctx.settings.limits.max_stream_bytes)
+    data = await read_body(request, ctx.settings.limits.max_snapshot_bytes)
     content_type = request.headers.get(h.CONTENT_TYPE) or DEFAULT_CONTENT_TYPE
     await ctx.store.publish_snapshot(name, position, content_type, data)
     return no_content({h.STREAM_SNAPSHOT_OFFSET: format_offset(position)})
