@@ -215,6 +215,13 @@ class SubscriptionsSection(BaseModel):
         description="`true` lets https webhook targets resolve to private, loopback or "
         "link-local addresses (receivers on an internal network)",
     )
+    wake_stream_retained_bytes: int = Field(
+        default=1024 * 1024,
+        ge=4096,
+        description="a pull-wake subscription's wake stream keeps about this much: past it, the "
+        "server publishes a snapshot that drops the older half of its events (capped at half "
+        "of `DS_LIMITS__MAX_RETAINED_BYTES`); a reader that far behind gets `410`",
+    )
 
 
 class ClusterSection(BaseModel):

@@ -795,11 +795,15 @@ async def test_a_fork_retains_what_it_inherits_since_its_sources_snapshot(store:
     await store.publish_snapshot("src", MAX_STREAM_BYTES - 100, BYTES, b"state")
     await append(store, "src", b"b" * 1000)
     # The fork inherits 1000 retained bytes, not the source's whole history.
-    await create(store, "f", b"c" * (MAX_STREAM_BYTES - 1000), fork=ForkSpec(source="src", offset=None))
+    await create(
+        store, "f", b"c" * (MAX_STREAM_BYTES - 1000), fork=ForkSpec(source="src", offset=None)
+    )
     with pytest.raises(PayloadTooLarge):
         await append(store, "f", b"d")
     with pytest.raises(PayloadTooLarge):
-        await create(store, "g", b"c" * (MAX_STREAM_BYTES - 999), fork=ForkSpec(source="src", offset=None))
+        await create(
+            store, "g", b"c" * (MAX_STREAM_BYTES - 999), fork=ForkSpec(source="src", offset=None)
+        )
 
 
 # -- concurrency -------------------------------------------------------------
