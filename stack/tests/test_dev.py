@@ -104,7 +104,7 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
         token = re.search(r"export TOKEN=(\S+)", out)
         assert token is not None, out
         assert f"psql {postgres}" in out or f"/psql {postgres}" in out
-        for component in ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat"):
+        for component in ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat", "snapshots"):
             assert re.search(rf"^  {component} +ready ", out, re.MULTILINE), out
         auth = {"Authorization": f"Bearer {token.group(1)}", "Content-Type": "application/json"}
         created = httpx.put(f"{gateway}/v1/stream/kept/room", headers=auth, content=b'[{"n":1}]')

@@ -24,6 +24,9 @@ REPLICA_PORT_STEP = 10
 STORE_SCHEMA = "ds_server"
 # ds-server's /metrics listener (DS_METRICS__PORT's default).
 SERVER_METRICS_PORT = 9437
+# The session snapshot job's period: a Spark start (a JVM) an hour is cheap,
+# and bounds session-events (about 100 kB an hour of heartbeats) by far.
+SNAPSHOT_SECS = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,8 @@ class StackConfig:
     sync_port: int = SYNC_PORT
     server_metrics_port: int = SERVER_METRICS_PORT
     heartbeat_secs: float = 5.0
+    # The session snapshot job runs this often (0: never); it is what bounds session streams.
+    snapshot_secs: float = SNAPSHOT_SECS
     # Set: ds-sync reads table changes from Electric's Shape API instead of the WAL.
     electric_url: str | None = None
     # Tokens the stack mints (the dev key's) live this long; a restart mints new ones.
