@@ -37,11 +37,16 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# The official State Protocol package: the sync tests' independent reader of pg-{table}.
+sync/tests/node/node_modules/.installed: sync/tests/node/package.json sync/tests/node/package-lock.json
+	cd sync/tests/node && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends chromium
 
-setup: $(VENV)/.synced conformance/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
+setup: $(VENV)/.synced conformance/node_modules/.installed sync/tests/node/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
 
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
