@@ -130,7 +130,11 @@ def create_app(
         if cluster is not None:
             await cluster.start()
         if settings.metrics.enabled:
-            monitoring.watch(store)
+            monitoring.watch(
+                store,
+                families=settings.metrics.stream_families,
+                retained_limit=settings.limits.max_retained_bytes,
+            )
             if metrics_socket is not None:
                 endpoint.append(await monitoring.serve_metrics(metrics_socket))
 

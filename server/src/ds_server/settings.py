@@ -249,6 +249,20 @@ class MetricsSection(BaseModel):
         le=65535,
         description="listen port of `/metrics` (`0`: any free port, logged at start)",
     )
+    stream_families: Annotated[list[str], NoDecode] = Field(
+        default=["session-events", "sessions/", "pg-", "ds-sync/"],
+        description="comma-separated stream path prefixes: the `family` label of the retained "
+        "bytes gauges (a stream counts in the first prefix it starts with, else in `other`); "
+        "the stack's defaults are its long-lived streams (session streams, table mirrors, "
+        "ds-sync's wake stream)",
+    )
+
+    @field_validator("stream_families", mode="before")
+    @classmethod
+    def _split_families(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [prefix.strip() for prefix in value.split(",") if prefix.strip()]
+        return value
 
 
 class LogSection(BaseModel):
