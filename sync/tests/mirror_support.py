@@ -210,9 +210,10 @@ class Follower(threading.Thread):
     """A reader following a top-level stream from its start with long-polls, as a live
     client would: every message it gets, in order, and how often it was answered 410."""
 
-    def __init__(self, server_url: str, stream: str) -> None:
+    def __init__(self, server_url: str, stream: str, token: str | None = None) -> None:
         super().__init__(daemon=True)
         self.url = f"{server_url}/v1/stream/{stream}"
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.messages: list[dict[str, Any]] = []
         self.offset = "-1"
         self.gone = 0
@@ -223,10 +224,14 @@ class Follower(threading.Thread):
         from ds_client._json import split_arrays
 
         try:
-            with httpx.Client(timeout=30) as http:
+            with httpx.Client(timeout=60, headers=self.headers) as http:
                 while not self._stop_event.is_set():
                     params = {"offset": self.offset, "live": "long-poll"}
-                    response = http.get(self.url, params=params)
+                    try:
+                        response = http.get(self.url, params=params)
+                    except httpx.TransportError:  # a gateway restarting, a busy machine
+                        time.sleep(0.2)
+                        continue
                     if response.status_code == 410:
                         self.gone += 1
                         return
@@ -240,7 +245,7 @@ class Follower(threading.Thread):
 
     def stop(self) -> None:
         self._stop_event.set()
-        self.join(timeout=30)
+        self.join(timeout=90)
         if self.error is not None:
             raise self.error
 
@@ -265,18 +270,18 @@ class NodeReader:
     """The official @durable-streams/state MaterializedState reading a stream as docs/sync.md
     says (node/materialize.mjs): bootstrap, then follow until ``until``."""
 
-    def __init__(self, stream_url: str, until: str = "-", authorization: str = "") -> None:
+    def __init__(self, stream_url: str, until: str = "-", token: str = "") -> None:
         if not (NODE_READER.parent / "node_modules").is_dir():
             raise AssertionError("sync/tests/node has no node_modules: run `make setup`")
         command = ["node", str(NODE_READER), stream_url, "items", until]
         self.process = subprocess.Popen(
-            [*command, *([authorization] if authorization else [])],
+            [*command, *([f"Bearer {token}"] if token else [])],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
 
-    def result(self, timeout: float = 120) -> dict[str, Any]:
+    def result(self, timeout: float = 180) -> dict[str, Any]:
         """``rows`` (key → row), ``bootstraps`` and ``bootstrap_bytes``, once it is done."""
         try:
             out, err = self.process.communicate(timeout=timeout)

@@ -1,29 +1,27 @@
-"""The soak test's load: session writers, the items churn, and the readers of pg-items.
+"""The soak test's load: session writers, the items churn, and late readers of pg-items.
 
-Every writer and reader is a thread of the test process talking to the
-stack through the gateway, as clients do. Writers count what was
-acknowledged and what was refused; readers keep what they read.
+Every writer is a thread of the test process talking to the stack through
+the gateway, as clients do, counting what was acknowledged and what was
+refused. The following readers (``Follower``, the official ``NodeReader``)
+and the table's expected rows are the sync tests' (``sync/tests/mirror_support.py``).
 """
 
 from __future__ import annotations
 
 import json
 import random
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
 from ds_client import parse_bootstrap
-from ds_client._json import split_arrays
+from mirror_support import materialise
 
 JSON = "application/json"
-NODE_READER = Path(__file__).resolve().parents[2] / "sync" / "tests" / "node" / "materialize.mjs"
 # Keys a session writer reuses: a session's state (its snapshot) stays bounded, as a
 # real session's would, while every event stays distinct by its ``n``.
 SESSION_KEYS = 50
@@ -145,48 +143,6 @@ class Churn(threading.Thread):
             raise self.error
 
 
-class Follower(threading.Thread):
-    """Follows a stream from its start with long-polls: every message, and 410s met."""
-
-    def __init__(self, base: str, token: str, stream: str) -> None:
-        super().__init__(daemon=True, name=f"follower {stream}")
-        self.url = f"{base}/v1/stream/{stream}"
-        self.headers = {"Authorization": f"Bearer {token}"}
-        self.messages: list[dict[str, Any]] = []
-        self.offset = "-1"
-        self.gone = 0
-        self.stopping = threading.Event()
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            with httpx.Client(timeout=60, headers=self.headers) as http:
-                while not self.stopping.is_set():
-                    try:
-                        response = http.get(
-                            self.url, params={"offset": self.offset, "live": "long-poll"}
-                        )
-                    except httpx.TransportError:
-                        time.sleep(0.2)
-                        continue
-                    if response.status_code == 410:
-                        self.gone += 1
-                        return
-                    if response.status_code == 204:
-                        continue
-                    assert response.status_code == 200, response.text
-                    self.messages += [json.loads(raw) for raw in split_arrays(response.content)]
-                    self.offset = response.headers["Stream-Next-Offset"]
-        except BaseException as exc:  # reported by stop()
-            self.error = exc
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.join(timeout=90)
-        if self.error is not None:
-            raise self.error
-
-
 @dataclass
 class LateReads:
     """What each late reader of pg-items saw: its bootstrap's bytes, the table's, the time."""
@@ -205,94 +161,7 @@ def late_read(base: str, token: str, stream: str) -> tuple[dict[str, Any], int, 
     begun = parse_bootstrap(response.headers["content-type"], response.content, response.headers)
     messages = [] if begun.snapshot is None else list(json.loads(begun.snapshot))
     messages += [json.loads(body) for _, body in begun.messages]
-    state = materialise(messages)
-    return state, len(response.content), time.monotonic() - started
-
-
-def materialise(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The State Protocol's materialisation of ``items`` rows: key → row (reset clears)."""
-    rows: dict[str, Any] = {}
-    for message in messages:
-        headers = message.get("headers", {})
-        if headers.get("control") == "reset":
-            rows.clear()
-        elif "control" not in headers and message.get("type") == "items":
-            if headers["operation"] == "delete":
-                rows.pop(message["key"], None)
-            else:
-                rows[message["key"]] = message["value"]
-    return rows
-
-
-def change_count(messages: list[dict[str, Any]]) -> tuple[int, int]:
-    """Change messages after the last reset, and how many of them were seen twice."""
-    resets = [n for n, m in enumerate(messages) if m.get("headers") == {"control": "reset"}]
-    seen: set[str] = set()
-    total = doubled = 0
-    for message in messages[resets[-1] + 1 :] if resets else messages:
-        headers = message.get("headers", {})
-        if "control" in headers:
-            continue
-        identity = json.dumps(
-            [headers.get("txid"), message["key"], headers["operation"], message.get("value")],
-            sort_keys=True,
-        )
-        total += 1
-        doubled += identity in seen
-        seen.add(identity)
-    return total, doubled
-
-
-def table_rows(postgres_url: str) -> dict[str, dict[str, Any]]:
-    """``items`` as sessions.md §4 maps it (created_at normalised for comparison)."""
-    with psycopg.connect(postgres_url) as conn:
-        rows = conn.execute("SELECT id, title, body, created_at FROM items").fetchall()
-    return {
-        str(id_): {
-            "id": id_,
-            "title": title,
-            "body": body,
-            "created_at": None if created is None else created.astimezone(UTC).isoformat(),
-        }
-        for id_, title, body, created in rows
-    }
-
-
-def normalised(rows: dict[str, Any]) -> dict[str, Any]:
-    found = {}
-    for key, value in rows.items():
-        created = value.get("created_at")
-        if created is not None:
-            created = datetime.fromisoformat(created).astimezone(UTC).isoformat()
-        found[key] = {**value, "created_at": created}
-    return found
-
-
-class NodeReader:
-    """The official @durable-streams/state MaterializedState (sync/tests/node), following
-    the stream from its bootstrap until a row titled ``marker`` is in its state."""
-
-    def __init__(self, stream_url: str, token: str, marker: str) -> None:
-        if not (NODE_READER.parent / "node_modules").is_dir():
-            raise AssertionError("sync/tests/node has no node_modules: run `make setup`")
-        command = ["node", str(NODE_READER), stream_url, "items", f"title={marker}"]
-        self.process = subprocess.Popen(
-            [*command, f"Bearer {token}"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def result(self, timeout: float = 180) -> dict[str, Any]:
-        try:
-            out, err = self.process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            out, err = self.process.communicate()
-            raise AssertionError(f"the Node reader did not finish: {err[-2000:]}") from None
-        assert self.process.returncode == 0, err[-2000:]
-        result: dict[str, Any] = json.loads(out)
-        return result
+    return materialise(messages, "items"), len(response.content), time.monotonic() - started
 
 
 def _now() -> str:

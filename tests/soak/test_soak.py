@@ -23,32 +23,28 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import psycopg
 import pytest
-from ds_stack.dev import Stack, StackConfig
-from ds_stack.ports import free_port
-from prometheus_client.parser import text_string_to_metric_families
-from soak_load import (
-    Churn,
+from ds_stack.dev import Stack, throwaway
+from mirror_support import (
     Follower,
-    LateReads,
     NodeReader,
-    SessionWriter,
-    change_count,
-    late_read,
+    changes,
+    duplicates,
+    items_rows,
     materialise,
-    normalised,
-    table_rows,
+    normalised_items,
 )
+from prometheus_client.parser import text_string_to_metric_families
+from soak_load import Churn, LateReads, SessionWriter, late_read
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 SOAK_SECS = float(os.environ.get("DS_SOAK_SECS", "90"))
 KiB, MiB = 1024, 1024 * 1024
@@ -67,17 +63,8 @@ pytestmark = pytest.mark.timeout(SOAK_SECS + 900)
 def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
     # The heartbeat inherits this: it keeps 20 rows and message keys.
     monkeypatch.setenv("DS_HEARTBEAT__KEEP", "20")
-    state_dir = Path(tempfile.mkdtemp(prefix="ds-soak-"))
-    state_dir.chmod(0o755)  # Postgres runs as another user
-    config = StackConfig(
-        state_dir=state_dir,
-        gateway_port=free_port(),
-        server_port=free_port(),
-        admin_port=free_port(),
-        postgres_port=free_port(),
-        sync_port=free_port(),
-        server_metrics_port=free_port(),
-        durable_postgres=False,
+    config = throwaway(
+        "ds-soak-",
         heartbeat_secs=0.2,
         snapshot_secs=20,
         server_env={
@@ -121,7 +108,7 @@ def test_soak(stack: Stack) -> None:
         for stream in SESSIONS
     ]  # fmt: skip
     churn = Churn(pg, rate=10.0, rows=120, body_bytes=1024)
-    follower = Follower(base, token, "pg-items")
+    follower = Follower(base, "pg-items", token)
     for thread in (*writers, churn, follower):
         thread.start()
 
@@ -133,7 +120,7 @@ def test_soak(stack: Stack) -> None:
     next_late = load_started + LATE_READ_SECS
     while (elapsed := time.monotonic() - load_started) < SOAK_SECS:
         if node is None and elapsed >= SOAK_SECS / 4:
-            node = NodeReader(f"{base}/v1/stream/pg-items", token, MARKER)
+            node = NodeReader(f"{base}/v1/stream/pg-items", f"title={MARKER}", token)
         if kills < KILLS and elapsed >= SOAK_SECS * (kills + 1) / (KILLS + 1):
             assert stack.sync is not None
             stack.sync.kill()
@@ -169,17 +156,19 @@ def test_soak(stack: Stack) -> None:
         conn.execute("INSERT INTO items (title) VALUES (%s)", (MARKER,))
     assert node is not None
     official = node.result()
-    expected = table_rows(pg)
+    expected = items_rows(pg)
     eventually(
-        lambda: normalised(late_read(base, token, "pg-items")[0]) == expected, "a late reader"
+        lambda: normalised_items(late_read(base, token, "pg-items")[0]) == expected, "a late reader"
     )
     eventually(
-        lambda: normalised(materialise(follower.messages)) == expected, "the follower", timeout=60
+        lambda: normalised_items(materialise(follower.messages, "items")) == expected,
+        "the follower",
+        timeout=60,
     )
     follower.stop()
-    assert normalised(official["rows"]) == expected
+    assert normalised_items(official["rows"]) == expected
     assert follower.gone == 0, "the follower was sent back by a 410"
-    changes, doubled = change_count(follower.messages)
+    doubled = duplicates(follower.messages)
     assert doubled == 0
 
     # No append anywhere was refused: not ours, not the heartbeat's, not ds-sync's.
@@ -237,7 +226,8 @@ def test_soak(stack: Stack) -> None:
         f"soak summary: {load_secs:.0f} s of load ({time.monotonic() - started:.0f} s in all), "
         f"ds-sync killed {kills}x, {len(refused)} appends refused, "
         f"{sum(w.written for w in writers)} session events in session_events once each, "
-        f"{churn.changed} items changes ({changes} on the follower, {doubled} twice) | "
+        f"{churn.changed} items changes ({len(changes(follower.messages))} on the follower, "
+        f"{doubled} twice) | "
         "written/retained: "
         + ", ".join(f"{name} {kib(w)}/{kib(r)} KiB" for name, (w, r) in figures.items())
         + f" | pg-items bootstrap {kib(max(late.bootstrap_bytes))} KiB max vs table "

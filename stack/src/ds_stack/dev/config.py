@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ds_stack.ports import LOOPBACK
+from ds_stack.ports import LOOPBACK, free_port
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -137,3 +138,26 @@ class StackConfig:
                 for i, port in enumerate(self.server_metrics_ports)
             },
         }
+
+
+def throwaway(prefix: str, **changes: Any) -> StackConfig:
+    """A stack on free loopback ports, its state in a new directory under /tmp, Postgres
+    without fsyncs: what a test runs (``changes`` sets any other field).
+
+    Not under pytest's ``tmp_path``: its base is private to root (0700), and
+    Postgres runs as another user, which must reach its data directory.
+    """
+    state_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    state_dir.chmod(0o755)  # mkdtemp's 0700 would keep Postgres's user out
+    ports = {
+        name: free_port()
+        for name in (
+            "gateway_port",
+            "server_port",
+            "admin_port",
+            "postgres_port",
+            "sync_port",
+            "server_metrics_port",
+        )
+    }
+    return StackConfig(state_dir=state_dir, durable_postgres=False, **{**ports, **changes})
