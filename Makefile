@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -42,11 +42,16 @@ client/tests/node/node_modules/.installed: client/tests/node/package.json client
 	cd client/tests/node && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# The official State Protocol package: the sync tests' independent reader of pg-{table}.
+sync/tests/node/node_modules/.installed: sync/tests/node/package.json sync/tests/node/package-lock.json
+	cd sync/tests/node && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends chromium
 
-setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
+setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed sync/tests/node/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
 
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
@@ -57,9 +62,9 @@ DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,SERVER_PORT,--server-port) $(call dev_flag,ADMIN_PORT,--admin-port) \
 	$(call dev_flag,PG_PORT,--pg-port) $(call dev_flag,SYNC_PORT,--sync-port) \
 	$(call dev_flag,SERVER_METRICS_PORT,--server-metrics-port) \
-	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs)
+	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs) $(call dev_flag,SNAPSHOT_SECS,--snapshot-secs)
 
-dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT=)
+dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
 dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
@@ -89,11 +94,12 @@ lint: $(VENV)/.synced ## ruff lint + format check
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
 
-# The suite mostly waits on real servers, so it runs as four pytest processes
+# The suite mostly waits on real servers, so it runs as five pytest processes
 # side by side: everything else spread over PYTEST_WORKERS xdist workers, and
 # one process each for the suites that share one costly process per run: Spark
 # (one JVM), the browser tests (one Chromium; Playwright's sync API also holds
-# an event loop other asyncio tests can't share) and e2e (one whole stack).
+# an event loop other asyncio tests can't share), e2e (one whole stack) and
+# the soak test's short form (a whole stack of its own, `make soak` for an hour).
 # Each one's output is printed when it ends.
 PYTEST_WORKERS ?= 3
 # pyproject's testpaths without spark/tests and e2e (--ignore can't drop a testpaths entry).
@@ -101,10 +107,10 @@ SPREAD_TESTS := server/tests proxy/tests client/tests bench/tests stack/tests sy
 PYTEST_ARGS ?=
 
 unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests
-	@$(MAKE) --no-print-directory -j4 --output-sync=target unit-spread unit-spark unit-browser unit-e2e
+	@$(MAKE) --no-print-directory -j5 --output-sync=target unit-spread unit-spark unit-browser unit-e2e unit-soak
 
 unit-spread: $(VENV)/.synced
-	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) $(SPREAD_TESTS) --ignore=proxy/tests/browser $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) $(SPREAD_TESTS) --ignore=proxy/tests/browser --ignore=tests/soak $(PYTEST_ARGS)
 
 unit-spark: $(VENV)/.synced
 	$(VENV)/bin/pytest -q spark/tests $(PYTEST_ARGS)
@@ -114,6 +120,16 @@ unit-browser: $(VENV)/.synced $(CHROMIUM)
 
 unit-e2e: $(VENV)/.synced
 	$(VENV)/bin/pytest -q e2e $(PYTEST_ARGS)
+
+# -s: the test's last line is its figures (written vs retained, bootstraps, disk use).
+unit-soak: $(VENV)/.synced sync/tests/node/node_modules/.installed
+	DS_SOAK_SECS=$(SOAK_SHORT_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
+
+SOAK_SHORT_SECS ?= 90
+SOAK_SECS ?= 3600
+
+soak: $(VENV)/.synced sync/tests/node/node_modules/.installed ## The soak test for SOAK_SECS (an hour): the whole stack, lowered limits, ds-sync killed; prints its figures (not in `make test`)
+	DS_SOAK_SECS=$(SOAK_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
 
 e2e: $(VENV)/.synced ## The e2e suite alone: the whole stack, black-box through Envoy (also part of `make unit`)
 	$(VENV)/bin/pytest -q e2e

@@ -124,7 +124,7 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
         )
         assert psql.stdout.split() == [f"durable_streams|{chosen['--pg-port']}"], psql.stderr
         assert postgres in out
-        for component in ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat"):
+        for component in ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat", "snapshots"):
             assert re.search(rf"^  {component} +ready ", out, re.MULTILINE), out
         auth = {"Authorization": f"Bearer {token.group(1)}", "Content-Type": "application/json"}
         created = httpx.put(f"{gateway}/v1/stream/kept/room", headers=auth, content=b'[{"n":1}]')

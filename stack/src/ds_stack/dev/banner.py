@@ -88,6 +88,8 @@ def ready_line(component: str, seconds: float, config: StackConfig) -> str:
         "envoy": f"{config.gateway_url}",
         "ds-sync": "session streams -> session_events, items -> pg-items",
         "heartbeat": f"every {config.heartbeat_secs:g} s: items, then session-events",
+        "snapshots": f"ds-spark snapshots every {config.snapshot_secs:g} s "
+        f"(log: {_shown(config.logs_dir)}/snapshots.log)",
     }[component]
     return f"  {component:<{_NAME_WIDTH}} ready  {seconds:5.1f} s   {detail}"
 

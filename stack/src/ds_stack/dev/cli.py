@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
         )
     parser.add_argument("--heartbeat-secs", type=float, default=5.0, help="make: HEARTBEAT_SECS")
     parser.add_argument(
+        "--snapshot-secs",
+        type=float,
+        default=defaults.SNAPSHOT_SECS,
+        help="run the session snapshot job (Spark) this often; 0: never (make: SNAPSHOT_SECS)",
+    )
+    parser.add_argument(
         "--replicas",
         type=int,
         default=1,
@@ -106,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
             sync_port=args.sync_port,
             server_metrics_port=args.server_metrics_port,
             heartbeat_secs=args.heartbeat_secs,
+            snapshot_secs=max(0.0, args.snapshot_secs),
             replicas=max(1, args.replicas),
             balance=args.balance,
             electric_url=os.environ.get("ELECTRIC_URL") or None,
