@@ -221,7 +221,7 @@ class Follower(threading.Thread):
         self._stop_event = threading.Event()
 
     def run(self) -> None:
-        from ds_client._json import split_arrays
+        from durable_sessions.protocol.json_mode import split_json_arrays as split_arrays
 
         try:
             with httpx.Client(timeout=60, headers=self.headers) as http:
@@ -253,7 +253,7 @@ class Follower(threading.Thread):
 def bootstrap_state(server_url: str, stream: str) -> tuple[dict[str, Any], int, int]:
     """A late reader: the stream's bootstrap materialised (snapshot, then messages);
     the state, the bootstrap's size in bytes and the snapshot offset (-1: none)."""
-    from ds_client import parse_bootstrap
+    from durable_sessions import parse_bootstrap
 
     response = httpx.get(f"{server_url}/v1/stream/{stream}/bootstrap", timeout=30)
     assert response.status_code == 200, response.text

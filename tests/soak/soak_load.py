@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import psycopg
-from ds_client import parse_bootstrap
+from durable_sessions import parse_bootstrap
 from mirror_support import materialise
 
 JSON = "application/json"

@@ -1,6 +1,6 @@
 """The ds-server requests ds-sync makes, other than reading streams: HEAD, listings, subscriptions.
 
-Stream reads go through ``ds_client.follow`` (the official client plus SSE
+Stream reads go through ``durable_sessions.follow`` (the official client plus SSE
 reconnects); these are single request/response calls on one shared httpx
 client. Unexpected answers raise ``ServerError`` with the status and body.
 """

@@ -1,6 +1,6 @@
 """Reading one stream from its checkpoint and committing each read before the next.
 
-Reads go through ``ds_client.follow``: SSE (``live=sse``) from the
+Reads go through ``durable_sessions.follow``: SSE (``live=sse``) from the
 checkpoint, reconnecting whenever the server ends the connection, with a
 long-poll fallback, and a bootstrap when a read answers 410. Every update
 it yields is one SSE ``data`` event confirmed by its ``control`` event, so

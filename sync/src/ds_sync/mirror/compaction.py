@@ -28,7 +28,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from ds_client import bootstrap, publish_snapshot
+from durable_sessions import bootstrap, publish_snapshot
 
 from ds_sync import failpoints
 from ds_sync.mirror.fold import TableState
