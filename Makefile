@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -37,11 +37,21 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# The official TypeScript packages the SDK's tests are judged against.
+client/tests/node/node_modules/.installed: client/tests/node/package.json client/tests/node/package-lock.json
+	cd client/tests/node && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The official State Protocol package: the sync tests' independent reader of pg-{table}.
+sync/tests/node/node_modules/.installed: sync/tests/node/package.json sync/tests/node/package-lock.json
+	cd sync/tests/node && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends chromium
 
-setup: $(VENV)/.synced conformance/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
+setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed sync/tests/node/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
 
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
@@ -52,10 +62,10 @@ DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,SERVER_PORT,--server-port) $(call dev_flag,ADMIN_PORT,--admin-port) \
 	$(call dev_flag,PG_PORT,--pg-port) $(call dev_flag,SYNC_PORT,--sync-port) \
 	$(call dev_flag,SERVER_METRICS_PORT,--server-metrics-port) \
-	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs) \
+	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs) $(call dev_flag,SNAPSHOT_SECS,--snapshot-secs) \
 	$(if $(filter command line,$(origin TLS)),$(if $(filter 1,$(TLS)),--tls))
 
-dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT=; TLS=1: https and HTTP/2)
+dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=; TLS=1: https and HTTP/2)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
 dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
@@ -85,11 +95,12 @@ lint: $(VENV)/.synced ## ruff lint + format check
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
 
-# The suite mostly waits on real servers, so it runs as four pytest processes
+# The suite mostly waits on real servers, so it runs as five pytest processes
 # side by side: everything else spread over PYTEST_WORKERS xdist workers, and
 # one process each for the suites that share one costly process per run: Spark
 # (one JVM), the browser tests (one Chromium; Playwright's sync API also holds
-# an event loop other asyncio tests can't share) and e2e (one whole stack).
+# an event loop other asyncio tests can't share), e2e (one whole stack) and
+# the soak test's short form (a whole stack of its own, `make soak` for an hour).
 # Each one's output is printed when it ends.
 PYTEST_WORKERS ?= 3
 # pyproject's testpaths without spark/tests and e2e (--ignore can't drop a testpaths entry).
@@ -97,10 +108,10 @@ SPREAD_TESTS := server/tests proxy/tests client/tests bench/tests stack/tests sy
 PYTEST_ARGS ?=
 
 unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests
-	@$(MAKE) --no-print-directory -j4 --output-sync=target unit-spread unit-spark unit-browser unit-e2e
+	@$(MAKE) --no-print-directory -j5 --output-sync=target unit-spread unit-spark unit-browser unit-e2e unit-soak
 
 unit-spread: $(VENV)/.synced
-	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) $(SPREAD_TESTS) --ignore=proxy/tests/browser $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) $(SPREAD_TESTS) --ignore=proxy/tests/browser --ignore=tests/soak $(PYTEST_ARGS)
 
 unit-spark: $(VENV)/.synced
 	$(VENV)/bin/pytest -q spark/tests $(PYTEST_ARGS)
@@ -110,6 +121,16 @@ unit-browser: $(VENV)/.synced $(CHROMIUM)
 
 unit-e2e: $(VENV)/.synced
 	$(VENV)/bin/pytest -q e2e $(PYTEST_ARGS)
+
+# -s: the test's last line is its figures (written vs retained, bootstraps, disk use).
+unit-soak: $(VENV)/.synced sync/tests/node/node_modules/.installed
+	DS_SOAK_SECS=$(SOAK_SHORT_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
+
+SOAK_SHORT_SECS ?= 90
+SOAK_SECS ?= 3600
+
+soak: $(VENV)/.synced sync/tests/node/node_modules/.installed ## The soak test for SOAK_SECS (an hour): the whole stack, lowered limits, ds-sync killed; prints its figures (not in `make test`)
+	DS_SOAK_SECS=$(SOAK_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
 
 e2e: $(VENV)/.synced ## The e2e suite alone: the whole stack, black-box through Envoy (also part of `make unit`)
 	$(VENV)/bin/pytest -q e2e
@@ -187,7 +208,7 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
 
-bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost and the fairness run (not part of `make test`)
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost, then the Python SDK's producer vs the TypeScript one, then the fairness run (not part of `make test`)
 	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
 	@# Fresh bytecode, so the many server starts don't each recompile the sources.
@@ -196,6 +217,8 @@ bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## 
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
 	@# What metrics cost: unbatched POSTs with DS_METRICS__ENABLED on and off, interleaved.
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
+	@# The Python SDK's producer against the official TypeScript one, same server.
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
 	@# One tenant flooding the gateway beside another (docs/benchmarks.md, "Fairness").
 	@$(MAKE) --no-print-directory bench-fairness
 
@@ -214,6 +237,13 @@ bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput w
 	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
 	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
+
+# `make bench-producers BENCH_PRODUCERS_ARGS="--repetitions 3 --sizes 100"` for a short run.
+BENCH_PRODUCERS_ARGS ?=
+
+.PHONY: bench-producers
+bench-producers: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## Python AsyncIdempotentProducer vs the TypeScript IdempotentProducer: msg/s at 1 and 16 producers (also the end of `make bench`)
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
 
 bench-cluster: $(VENV)/.synced bench/node/node_modules/.installed ## Postgres-store replicas: durable appends at 1/16/64 writers and SSE fan-out, 1 vs 3 replicas
 	$(VENV)/bin/ds-bench cluster

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from ds_client import Update, follow
+from durable_sessions import Update, follow
 from durable_streams import DurableStreamError
 
 if TYPE_CHECKING:

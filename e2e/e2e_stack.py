@@ -1,45 +1,33 @@
 """The stack under test: ``ds_stack.dev.Stack``, the launcher ``make dev`` uses, on free ports.
 
-Only the ports, the state directory and two timings differ from ``make dev``:
+Only the ports, the state directory, the snapshot schedule (off) and two
+timings differ from ``make dev``:
 SSE connections end every few seconds (so reconnects, and a token checked
 again, happen within a test) and Postgres skips initdb's fsyncs.
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
 from ds_proxy.tokens import TokenSpec, bucket_token, mint
-from ds_stack.dev import Stack, StackConfig
-from ds_stack.ports import free_port
+from ds_stack.dev import Stack, StackConfig, throwaway
 
 SSE_RECONNECT_SECS = 4
 
 
 def stack_config() -> StackConfig:
-    """A stack on free loopback ports with its state in a new directory under /tmp.
-
-    Not under pytest's tmp_path: its base is private to root (0700), and
-    Postgres runs as another user, which must reach its data directory.
-    """
-    state_dir = Path(tempfile.mkdtemp(prefix="ds-e2e-"))
-    state_dir.chmod(0o755)  # mkdtemp's 0700 would keep Postgres's user out
-    return StackConfig(
-        state_dir=state_dir,
-        gateway_port=free_port(),
-        server_port=free_port(),
-        admin_port=free_port(),
-        postgres_port=free_port(),
-        sync_port=free_port(),
-        server_metrics_port=free_port(),
-        durable_postgres=False,
+    """A stack on free loopback ports with its state in a new directory under /tmp."""
+    return throwaway(
+        "ds-e2e-",
+        # The snapshot tests run the job when they need it; a scheduled run would
+        # move the retention of streams other tests read from their start.
+        snapshot_secs=0,
         server_env={
             "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": str(SSE_RECONNECT_SECS),
             "DS_SERVER__LONG_POLL_TIMEOUT_SECS": "5",

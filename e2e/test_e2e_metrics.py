@@ -69,5 +69,7 @@ def test_each_component_exports_and_the_dashboard_queries_only_what_they_export(
     dashboard = json.loads(DASHBOARD.read_text(encoding="utf-8"))
     used = queried_metrics(dashboard)
     assert {"ds_server_requests", "ds_sync_lag_seconds", "envoy_http_downstream_rq_xx"} <= used
+    # Growth before it hurts: retained bytes per stream family, mirrors' snapshot age.
+    assert {"ds_server_family_retained_bytes", "ds_sync_table_snapshot_age_seconds"} <= used
     exported = server.keys() | sync.keys() | envoy.keys()
     assert used - exported == set()

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 import pytest
-from ds_client import bootstrap
+from durable_sessions import bootstrap
 from e2e_clients import append, create, read_all, wait_until
 from e2e_events import chunk, deleted, fold, message, presence
 from e2e_stack import E2E, unique

@@ -7,7 +7,7 @@ import json
 import time
 
 import httpx
-from ds_client import sse_session
+from durable_sessions import sse_session
 from e2e_clients import JSON, Reader, append, create, read_all
 from e2e_events import message
 from e2e_stack import E2E, SSE_RECONNECT_SECS, unique

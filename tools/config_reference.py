@@ -67,7 +67,10 @@ def variables(cls: type[BaseSettings]) -> Iterator[tuple[list[str], FieldInfo]]:
         section = info.annotation
         if delimiter and isinstance(section, type) and issubclass(section, BaseModel):
             for sub_name, sub_info in section.model_fields.items():
-                yield [f"{prefix}{name}{delimiter}{sub_name}".upper()], sub_info
+                # A field read under several names (an older name kept working) lists each.
+                choices = sub_info.validation_alias
+                keys = choices.choices if isinstance(choices, AliasChoices) else [sub_name]
+                yield [f"{prefix}{name}{delimiter}{key}".upper() for key in keys], sub_info
             continue
         names = [f"{prefix}{name}".upper()]
         if isinstance(info.validation_alias, AliasChoices):

@@ -1,4 +1,5 @@
-"""A real ds-server (memory backend) for the client tests, and a fresh stream per test."""
+"""A real ds-server (memory backend) for the client tests, and a fresh stream per test;
+a real ds-server behind a real Envoy for the SDK's integration tests."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import pytest
 
 # The server's own test support starts and stops ds-server processes.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server" / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from sdk_stack import SdkStack
 from support.server_process import ServerProcess
 
 if TYPE_CHECKING:
@@ -64,3 +67,14 @@ class NewStream:
 @pytest.fixture
 def new_stream(bucket_url: str) -> NewStream:
     return NewStream(bucket_url)
+
+
+@pytest.fixture(scope="session")
+def sdk_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SdkStack]:
+    """ds-server behind Envoy: what an application in production talks to."""
+    stack = SdkStack(tmp_path_factory.mktemp("sdk-stack"))
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
-from ds_client import Bootstrap, BootstrapFormatError, bootstrap, parse_bootstrap, publish_snapshot
+from durable_sessions import (
+    Bootstrap,
+    BootstrapFormatError,
+    bootstrap,
+    parse_bootstrap,
+    publish_snapshot,
+)
 from durable_streams import AsyncDurableStream, DurableStreamError, StreamNotFoundError
 
 if TYPE_CHECKING:

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
-from ds_client import Bootstrapped, Update, follow, publish_snapshot
+from durable_sessions import Bootstrapped, Update, follow, publish_snapshot
 from durable_streams import AsyncDurableStream, DurableStreamError, StreamNotFoundError
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
-    from ds_client import Event
+    from durable_sessions import Event
 
 JSON = "application/json"
 

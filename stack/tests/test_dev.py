@@ -107,10 +107,30 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
     log = tmp_path / "dev.log"
     with _running(state_dir, chosen, log) as launcher:
         out = log.read_text()
-        token = re.search(r"export TOKEN=(\S+)", out)
+        token = re.search(r"export DS_TOKEN=(\S+)", out)
         assert token is not None, out
-        assert f"psql {postgres}" in out or f"/psql {postgres}" in out
-        for component in ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat"):
+        assert "ds-dev psql -c" in out
+        # The banner's psql line reaches the stack's database.
+        psql = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ds_stack.dev",
+                "--state-dir",
+                str(state_dir),
+                "psql",
+                "-At",
+                "-c",
+                "SELECT current_database(), inet_server_port()",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert psql.stdout.split() == [f"durable_streams|{chosen['--pg-port']}"], psql.stderr
+        assert postgres in out
+        for component in ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat", "snapshots"):
             assert re.search(rf"^  {component} +ready ", out, re.MULTILINE), out
         auth = {"Authorization": f"Bearer {token.group(1)}", "Content-Type": "application/json"}
         created = httpx.put(f"{gateway}/v1/stream/kept/room", headers=auth, content=b'[{"n":1}]')
@@ -139,7 +159,7 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
 
     # Started again on the same state: the stream and the Postgres rows are still there.
     with _running(state_dir, chosen, log):
-        again = re.search(r"export TOKEN=(\S+)", log.read_text())
+        again = re.search(r"export DS_TOKEN=(\S+)", log.read_text())
         assert again is not None
         read = httpx.get(
             f"{gateway}/v1/stream/kept/room",
@@ -211,7 +231,7 @@ def test_dev_stack_with_tls_serves_https_and_its_own_clients_trust_it(
         cert = state_dir / "tls" / "gateway.crt"
         assert f"gateway    {gateway}" in out
         assert f"curl --cacert {cert}" in out
-        token = re.search(r"export TOKEN=(\S+)", out)
+        token = re.search(r"export DS_TOKEN=(\S+)", out)
         assert token is not None, out
         trusted = ssl.create_default_context(cafile=cert)
         with httpx.Client(verify=trusted, timeout=30.0) as https:

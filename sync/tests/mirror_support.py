@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -29,7 +31,7 @@ def delete_stream(server_url: str, stream: str) -> None:
 
 def read_raw(server_url: str, stream: str) -> list[bytes]:
     """Every message of a top-level JSON stream, as stored (empty when there is no stream)."""
-    from ds_client._json import split_arrays
+    from durable_sessions.protocol import split_json_arrays as split_arrays
 
     found: list[bytes] = []
     offset = "-1"
@@ -202,3 +204,96 @@ def wait_for_stream(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+class Follower(threading.Thread):
+    """A reader following a top-level stream from its start with long-polls, as a live
+    client would: every message it gets, in order, and how often it was answered 410."""
+
+    def __init__(self, server_url: str, stream: str, token: str | None = None) -> None:
+        super().__init__(daemon=True)
+        self.url = f"{server_url}/v1/stream/{stream}"
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.messages: list[dict[str, Any]] = []
+        self.offset = "-1"
+        self.gone = 0
+        self.error: BaseException | None = None
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        from durable_sessions.protocol.json_mode import split_json_arrays as split_arrays
+
+        try:
+            with httpx.Client(timeout=60, headers=self.headers) as http:
+                while not self._stop_event.is_set():
+                    params = {"offset": self.offset, "live": "long-poll"}
+                    try:
+                        response = http.get(self.url, params=params)
+                    except httpx.TransportError:  # a gateway restarting, a busy machine
+                        time.sleep(0.2)
+                        continue
+                    if response.status_code == 410:
+                        self.gone += 1
+                        return
+                    if response.status_code == 204:
+                        continue
+                    assert response.status_code == 200, response.text
+                    self.messages += [_decode.decode(raw) for raw in split_arrays(response.content)]
+                    self.offset = response.headers["Stream-Next-Offset"]
+        except BaseException as exc:  # reported by stop()
+            self.error = exc
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=90)
+        if self.error is not None:
+            raise self.error
+
+
+def bootstrap_state(server_url: str, stream: str) -> tuple[dict[str, Any], int, int]:
+    """A late reader: the stream's bootstrap materialised (snapshot, then messages);
+    the state, the bootstrap's size in bytes and the snapshot offset (-1: none)."""
+    from durable_sessions import parse_bootstrap
+
+    response = httpx.get(f"{server_url}/v1/stream/{stream}/bootstrap", timeout=30)
+    assert response.status_code == 200, response.text
+    begun = parse_bootstrap(response.headers["content-type"], response.content, response.headers)
+    messages = [] if begun.snapshot is None else list(_decode.decode(begun.snapshot))
+    messages += [_decode.decode(body) for _, body in begun.messages]
+    return materialise(messages, "items"), len(response.content), int(begun.snapshot_offset)
+
+
+NODE_READER = Path(__file__).resolve().parent / "node" / "materialize.mjs"
+
+
+class NodeReader:
+    """The official @durable-streams/state MaterializedState reading a stream as docs/sync.md
+    says (node/materialize.mjs): bootstrap, then follow until ``until``."""
+
+    def __init__(self, stream_url: str, until: str = "-", token: str = "") -> None:
+        if not (NODE_READER.parent / "node_modules").is_dir():
+            raise AssertionError("sync/tests/node has no node_modules: run `make setup`")
+        command = ["node", str(NODE_READER), stream_url, "items", until]
+        self.process = subprocess.Popen(
+            [*command, *([f"Bearer {token}"] if token else [])],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def result(self, timeout: float = 180) -> dict[str, Any]:
+        """``rows`` (key → row), ``bootstraps`` and ``bootstrap_bytes``, once it is done."""
+        try:
+            out, err = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out, err = self.process.communicate()
+            raise AssertionError(f"the Node reader did not finish: {err}") from None
+        assert self.process.returncode == 0, err
+        result: dict[str, Any] = _decode.decode(out)
+        return result
+
+
+def node_materialise(server_url: str, stream: str, until: str = "-") -> dict[str, Any]:
+    """The Node reader's result, read from the stream's start (its bootstrap) to ``until``."""
+    return NodeReader(f"{server_url}/v1/stream/{stream}", until).result()

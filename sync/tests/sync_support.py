@@ -70,6 +70,9 @@ class SyncProcess:
                 # No table mirrors unless a test asks: pg-{table} streams are shared by the
                 # tests' server.
                 "DS_SYNC__TABLES": "",
+                # Tests that read a pg-{table} stream's whole history need all of it;
+                # the compaction tests turn it on.
+                "DS_SYNC__COMPACT_AFTER_BYTES": "0",
                 **self.env,
             },
             log_path=self.log_path,
@@ -176,7 +179,7 @@ class Streams:
 
     def read_all(self, stream_id: str) -> list[bytes]:
         """Every message of the stream, in order, as the raw JSON the server stores."""
-        from ds_client._json import split_arrays
+        from durable_sessions.protocol import split_json_arrays as split_arrays
 
         messages: list[bytes] = []
         offset = "-1"

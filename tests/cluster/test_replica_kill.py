@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
-from ds_client import follow
-from ds_client.events import Update
 from ds_stack.cluster import Cluster
+from durable_sessions import follow
+from durable_sessions.events import Update
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

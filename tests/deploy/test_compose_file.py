@@ -45,6 +45,7 @@ SETTINGS = {
     "envoy": ["ds_proxy.settings:ProxySettings"],
     "sync-service": ["ds_sync.settings:Settings"],
     "spark": ["ds_spark.settings:Settings"],
+    "snapshots": ["ds_spark.settings:Settings"],
 }
 
 
@@ -166,7 +167,7 @@ def test_variables_given_to_the_producer_are_settings() -> None:
 def test_the_reference_stack_is_kept() -> None:
     profiles = {name: spec.get("profiles", []) for name, spec in services.items()}
     assert profiles["server"] == profiles["envoy"] == []
-    for name in ("postgres", "electric", "sync-service"):
+    for name in ("postgres", "electric", "sync-service", "snapshots"):
         assert "sync" in profiles[name]
     for name in ("adminer", "producer"):
         assert profiles[name] == ["dev"]
@@ -184,3 +185,11 @@ def test_the_reference_stack_is_kept() -> None:
     sync_env = services["sync-service"]["environment"]
     assert sync_env["ELECTRIC_URL"] == "http://electric:3000"
     assert services["envoy"]["environment"]["DS_PROXY__UPSTREAM_HOST"] == "server"
+
+
+def test_the_snapshot_job_runs_on_a_schedule() -> None:
+    # Snapshots are what bound session streams: with the sync profile, they run by themselves.
+    entrypoint = services["snapshots"]["entrypoint"]
+    assert "ds-spark snapshots --every" in entrypoint[2]
+    assert entrypoint[3] == "${SNAPSHOT_SECS:-3600}"
+    assert services["snapshots"]["restart"] == "unless-stopped"

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
+from page_tokens import the_pages_token
 
 if TYPE_CHECKING:
     import pytest
@@ -26,17 +25,6 @@ _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 
 def python_blocks() -> list[str]:
     return _BLOCK.findall(PAGE.read_text(encoding="utf-8"))
-
-
-def the_pages_token() -> str:
-    # The page's command: ds-token --sub alice --bucket sessions
-    command = re.search(r"\$\(\.venv/bin/(ds-token [^)]*)\)", PAGE.read_text(encoding="utf-8"))
-    assert command is not None, "the page no longer shows how to mint its token"
-    program, *args = command.group(1).split()
-    executable = Path(sys.executable).with_name(program)
-    return subprocess.run(
-        [str(executable), *args], capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 def sse_events(response: httpx.Response) -> list[tuple[str, str]]:
@@ -59,7 +47,7 @@ def sse_events(response: httpx.Response) -> list[tuple[str, str]]:
 def test_the_python_examples_run(gateway: GatewayStack, monkeypatch: pytest.MonkeyPatch) -> None:
     blocks = python_blocks()
     assert len(blocks) >= 8, "the page's examples were not found"
-    token = the_pages_token()
+    token = the_pages_token(PAGE)  # ds-token --sub alice --bucket sessions
     monkeypatch.setenv("DS_GATEWAY", gateway.url)
     monkeypatch.setenv("DS_TOKEN", token)
     namespace: dict[str, object] = {"__name__": "sessions_guide"}

@@ -103,6 +103,11 @@ def create_app(
             store,
             storage=open_subscription_storage(settings),
             allow_private_webhooks=settings.subscriptions.webhook_allow_private,
+            # Below the per-stream limit, or wakes would be refused before a trim.
+            wake_stream_retained_bytes=min(
+                settings.subscriptions.wake_stream_retained_bytes,
+                settings.limits.max_retained_bytes // 2,
+            ),
         )
 
     cluster = Cluster.of(settings, store, subscription_manager)
@@ -125,7 +130,11 @@ def create_app(
         if cluster is not None:
             await cluster.start()
         if settings.metrics.enabled:
-            monitoring.watch(store)
+            monitoring.watch(
+                store,
+                families=settings.metrics.stream_families,
+                retained_limit=settings.limits.max_retained_bytes,
+            )
             if metrics_socket is not None:
                 endpoint.append(await monitoring.serve_metrics(metrics_socket))
 

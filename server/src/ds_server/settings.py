@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import pydantic_settings
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -97,15 +104,37 @@ class HttpSection(BaseModel):
 
 
 class LimitsSection(BaseModel):
+    """What a stream, a snapshot and the ``memory`` backend may hold (docs/operations.md, "Limits").
+
+    Every limit is on what is *kept*, never on what a stream has written over
+    its life: a stream's retained bytes are its tail minus its earliest
+    retained offset, so publishing a snapshot frees room for more appends.
+    """
+
     max_memory_bytes: int = Field(
         default=100 * 1024 * 1024,
         gt=0,
-        description="`memory` backend: total bytes across streams (`413` beyond)",
+        description="`memory` backend: total bytes held across streams, snapshots excluded "
+        "(`413` beyond); what a snapshot's retention drops is freed",
     )
-    max_stream_bytes: int = Field(
+    # The reference stack's DS_LIMITS__MAX_STREAM_BYTES names this same limit:
+    # it is read as the retained bytes, so a snapshot frees room (issue: a
+    # stream that had written 10 MiB in its life refused every append).
+    max_retained_bytes: int = Field(
         default=10 * 1024 * 1024,
         gt=0,
-        description="bytes per stream; larger appends get `413` with nothing appended",
+        validation_alias=AliasChoices("max_retained_bytes", "max_stream_bytes"),
+        description="bytes one stream retains: its tail minus its earliest retained offset "
+        "(the latest snapshot's); an append or fork beyond gets `413` with nothing written, "
+        "until a snapshot frees room. Also the largest request body of a create or append. "
+        "`DS_LIMITS__MAX_STREAM_BYTES` (the reference stack's name) sets it too; nothing "
+        "limits the bytes a stream writes over its life",
+    )
+    max_snapshot_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        gt=0,
+        description="largest snapshot blob (`PUT {stream}/snapshot/{offset}`; `413` beyond); "
+        "a bootstrap serves it whole",
     )
 
 
@@ -193,6 +222,13 @@ class SubscriptionsSection(BaseModel):
         description="`true` lets https webhook targets resolve to private, loopback or "
         "link-local addresses (receivers on an internal network)",
     )
+    wake_stream_retained_bytes: int = Field(
+        default=1024 * 1024,
+        ge=4096,
+        description="a pull-wake subscription's wake stream keeps about this much: past it, the "
+        "server publishes a snapshot that drops the older half of its events (capped at half "
+        "of `DS_LIMITS__MAX_RETAINED_BYTES`); a reader that far behind gets `410`",
+    )
 
 
 class ClusterSection(BaseModel):
@@ -220,6 +256,20 @@ class MetricsSection(BaseModel):
         le=65535,
         description="listen port of `/metrics` (`0`: any free port, logged at start)",
     )
+    stream_families: Annotated[list[str], NoDecode] = Field(
+        default=["session-events", "sessions/", "pg-", "ds-sync/"],
+        description="comma-separated stream path prefixes: the `family` label of the retained "
+        "bytes gauges (a stream counts in the first prefix it starts with, else in `other`); "
+        "the stack's defaults are its long-lived streams (session streams, table mirrors, "
+        "ds-sync's wake stream)",
+    )
+
+    @field_validator("stream_families", mode="before")
+    @classmethod
+    def _split_families(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [prefix.strip() for prefix in value.split(",") if prefix.strip()]
+        return value
 
 
 class LogSection(BaseModel):

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 BACKENDS = ("memory", "sqlite", "file-durable", "file-fast", "postgres")
 DURABLE_BACKENDS = ("sqlite", "file-durable", "file-fast")
-# Small enough that the 413 of an oversized snapshot is cheap to provoke.
+# Small enough that the 413 of an oversized stream or snapshot is cheap to provoke.
 MAX_STREAM_BYTES = 8 * 1024 * 1024
 READ_CHUNK_BYTES = 4096
 LONG_POLL_SECS = 0.5
@@ -37,7 +37,8 @@ def server_env(backend: str, data_dir: Path, **extra: str) -> dict[str, str]:
     return {
         "DS_STORAGE__MODE": backend,
         "DS_STORAGE__DATA_DIR": str(data_dir),
-        "DS_LIMITS__MAX_STREAM_BYTES": str(MAX_STREAM_BYTES),
+        "DS_LIMITS__MAX_RETAINED_BYTES": str(MAX_STREAM_BYTES),
+        "DS_LIMITS__MAX_SNAPSHOT_BYTES": str(MAX_STREAM_BYTES),
         "DS_LIMITS__MAX_MEMORY_BYTES": str(512 * 1024 * 1024),
         # Small read pages make bootstraps of small streams span several pages.
         "DS_SERVER__READ_CHUNK_BYTES": str(READ_CHUNK_BYTES),

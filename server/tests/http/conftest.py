@@ -56,7 +56,7 @@ def settings_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., 
             "server": ServerSection(
                 long_poll_timeout_secs=0.2, sse_reconnect_interval_secs=0.2, read_chunk_bytes=1024
             ),
-            "limits": LimitsSection(max_stream_bytes=64 * 1024),
+            "limits": LimitsSection(max_retained_bytes=64 * 1024),
             "storage": StorageSection(mode="memory", data_dir=tmp_path_factory.mktemp("data")),
         }
         values.update(sections)

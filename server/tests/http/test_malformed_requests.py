@@ -223,7 +223,7 @@ def served(settings_factory: Callable[..., Settings]) -> Iterator[tuple[TestClie
                     sse_reconnect_interval_secs=0.05,
                     read_chunk_bytes=1024,
                 ),
-                limits=LimitsSection(max_stream_bytes=64 * 1024),
+                limits=LimitsSection(max_retained_bytes=64 * 1024),
             )
         )
     )

@@ -87,6 +87,33 @@ def test_streams_and_bytes_stored_are_counted_when_scraped(
     assert value("ds_server_streams") == 1
 
 
+def test_retained_bytes_are_summed_per_stream_family(make_api: Callable[..., Api]) -> None:
+    # A dedicated app and store: the streams are named as a stack names its own.
+    api = make_api(metrics=MetricsSection(stream_families=["sessions/", "pg-"]))
+    streams = [
+        ("sessions/a", b"[1]", JSON),
+        ("sessions/b", b"[22,333]", JSON),
+        ("pg-items", b"[4444]", JSON),
+        ("elsewhere", b"12345", "text/plain"),
+    ]
+    for path, body, content_type in streams:
+        created = api.client.put(
+            f"/v1/stream/{path}", content=body, headers={"Content-Type": content_type}
+        )
+        assert created.status_code == 201
+    assert value("ds_server_family_streams", family="sessions/") == 2
+    assert value("ds_server_family_retained_bytes", family="sessions/") == len(b"122333")
+    assert value("ds_server_family_max_retained_bytes", family="sessions/") == len(b"22333")
+    assert value("ds_server_family_retained_bytes", family="pg-") == len(b"4444")
+    assert value("ds_server_family_retained_bytes", family="other") == len(b"12345")
+    # A snapshot: what it replaces is no longer retained; its own size is counted apart.
+    published = api.client.put("/v1/stream/pg-items/snapshot/00000000000000000004", content=b"[]")
+    assert published.status_code == 204, published.text
+    assert value("ds_server_family_retained_bytes", family="pg-") == 0
+    assert value("ds_server_family_snapshot_bytes", family="pg-") == len(b"[]")
+    assert value("ds_server_retained_bytes_limit") == 64 * 1024
+
+
 def test_with_metrics_off_requests_are_not_recorded(make_api: Callable[..., Api]) -> None:
     api = make_api(metrics=MetricsSection(enabled=False))
     before = value("ds_server_requests_total", operation="create", status="201")

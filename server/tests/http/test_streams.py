@@ -161,7 +161,7 @@ def test_create_rejects_bad_paths(api: Api, path: str) -> None:
 
 
 def test_create_over_size_limit_creates_nothing(make_api: Callable[..., Api]) -> None:
-    api = make_api(limits=LimitsSection(max_stream_bytes=1024))
+    api = make_api(limits=LimitsSection(max_retained_bytes=1024))
     assert api.put("a", b"x" * 1025).status_code == 413
     assert api.head("a").status_code == 404
     assert api.put("a", b"x" * 1024).status_code == 201
@@ -244,7 +244,7 @@ def test_json_nested_too_deeply_is_400_with_the_reason(api: Api) -> None:
 
 
 def test_append_over_size_limit_appends_nothing(make_api: Callable[..., Api]) -> None:
-    api = make_api(limits=LimitsSection(max_stream_bytes=1024))
+    api = make_api(limits=LimitsSection(max_retained_bytes=1024))
     api.put("a", b"x" * 1000)
     assert api.post("a", b"y" * 25, **OCTETS).status_code == 413
     assert api.head("a").headers["stream-next-offset"] == offset(1000)

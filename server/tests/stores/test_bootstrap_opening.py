@@ -60,7 +60,7 @@ class RacingSource:
 async def store() -> AsyncIterator[MemoryStore]:
     live = LiveNotifier()
     live.bind(asyncio.get_running_loop())
-    store = MemoryStore(live, max_stream_bytes=1 << 20, max_memory_bytes=1 << 24)
+    store = MemoryStore(live, max_retained_bytes=1 << 20, max_memory_bytes=1 << 24)
     await store.start()
     await store.create(CreateRequest(path="s", content_type=TEXT))
     for text in (b"a", b"b", b"c"):

@@ -73,7 +73,7 @@ async def open_store(tmp_path: Path) -> AsyncIterator[OpenStore]:
         store = kind(
             live,
             data_dir=data_dir or tmp_path / "data",
-            max_stream_bytes=LIMIT,
+            max_retained_bytes=LIMIT,
             max_open_files=max_open_files,
         )
         if clock is not None:

@@ -54,7 +54,7 @@ def schema() -> str:
 async def started(url: str, schema: str) -> PostgresStore:
     live = LiveNotifier()
     live.bind(asyncio.get_running_loop())
-    store = PostgresStore(live, url, max_stream_bytes=BIG, schema=schema)
+    store = PostgresStore(live, url, max_retained_bytes=BIG, schema=schema)
     await store.start()
     return store
 

@@ -40,7 +40,7 @@ async def pair(postgres: EmbeddedPostgres) -> AsyncIterator[tuple[PostgresStore,
     for _ in range(2):
         live = LiveNotifier()
         live.bind(asyncio.get_running_loop())
-        store = PostgresStore(live, postgres.url(), max_stream_bytes=1 << 30, schema=schema)
+        store = PostgresStore(live, postgres.url(), max_retained_bytes=1 << 30, schema=schema)
         await store.start()
         stores.append(store)
     try:

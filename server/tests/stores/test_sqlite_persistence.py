@@ -57,7 +57,7 @@ def db_path(tmp_path: Path) -> Path:
 async def started(path: Path, *, max_db_bytes: int = 0) -> SqliteStore:
     live = LiveNotifier()
     live.bind(asyncio.get_running_loop())
-    store = SqliteStore(live, path, max_stream_bytes=BIG, max_db_bytes=max_db_bytes)
+    store = SqliteStore(live, path, max_retained_bytes=BIG, max_db_bytes=max_db_bytes)
     await store.start()
     return store
 
@@ -591,7 +591,7 @@ _CHILD = textwrap.dedent(
     async def main():
         live = LiveNotifier()
         live.bind(asyncio.get_running_loop())
-        store = SqliteStore(live, Path(sys.argv[1]), max_stream_bytes=1 << 30)
+        store = SqliteStore(live, Path(sys.argv[1]), max_retained_bytes=1 << 30)
         await store.start()
         for path in ("shared", "solo0", "solo1", "solo2"):
             await store.create(CreateRequest(path=path, content_type="application/octet-stream"))
@@ -675,7 +675,7 @@ _SNAPSHOTTING_CHILD = textwrap.dedent(
     async def main():
         live = LiveNotifier()
         live.bind(asyncio.get_running_loop())
-        store = SqliteStore(live, Path(sys.argv[1]), max_stream_bytes=1 << 30)
+        store = SqliteStore(live, Path(sys.argv[1]), max_retained_bytes=1 << 30)
         await store.start()
         await store.create(CreateRequest(path="s", content_type=BYTES))
         print("ready", flush=True)

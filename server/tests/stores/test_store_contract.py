@@ -140,7 +140,9 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     settings = Settings(
         **{
             **sections,
-            "limits": LimitsSection(max_stream_bytes=MAX_STREAM_BYTES),
+            "limits": LimitsSection(
+                max_retained_bytes=MAX_STREAM_BYTES, max_snapshot_bytes=MAX_STREAM_BYTES
+            ),
             "storage": storage,
         }
     )
@@ -768,6 +770,40 @@ async def test_create_over_limit_creates_nothing(store: Store) -> None:
         await create(store, "s", b"x" * (MAX_STREAM_BYTES + 1))
     with pytest.raises(StreamNotFound):
         await store.head("s")
+
+
+async def test_the_limit_counts_retained_bytes_not_lifetime_bytes(store: Store) -> None:
+    # Streams live for months: a snapshot frees room, however much was ever written.
+    piece = b"x" * (MAX_STREAM_BYTES // 4)
+    await create(store, "s")
+    for round_ in range(6):
+        for _ in range(4):
+            await append(store, "s", piece)
+        with pytest.raises(PayloadTooLarge):
+            await append(store, "s", b"y")
+        tail = (await store.head("s")).tail
+        assert tail == (round_ + 1) * 4 * len(piece)
+        await store.publish_snapshot("s", tail, BYTES, b"state")
+        head = await store.head("s")
+        assert (head.earliest_offset, head.retained_bytes) == (tail, 0)
+    assert (await store.head("s")).tail == 6 * MAX_STREAM_BYTES
+
+
+async def test_a_fork_retains_what_it_inherits_since_its_sources_snapshot(store: Store) -> None:
+    await create(store, "src")
+    await append(store, "src", b"a" * (MAX_STREAM_BYTES - 100))
+    await store.publish_snapshot("src", MAX_STREAM_BYTES - 100, BYTES, b"state")
+    await append(store, "src", b"b" * 1000)
+    # The fork inherits 1000 retained bytes, not the source's whole history.
+    await create(
+        store, "f", b"c" * (MAX_STREAM_BYTES - 1000), fork=ForkSpec(source="src", offset=None)
+    )
+    with pytest.raises(PayloadTooLarge):
+        await append(store, "f", b"d")
+    with pytest.raises(PayloadTooLarge):
+        await create(
+            store, "g", b"c" * (MAX_STREAM_BYTES - 999), fork=ForkSpec(source="src", offset=None)
+        )
 
 
 # -- concurrency -------------------------------------------------------------

@@ -25,6 +25,10 @@ CASES = [
     ("PUT", "/ds/chat/room/snapshot/00000000000000000010", b"", "snapshot_publish"),
     ("GET", "/ds/chat/room/snapshot", b"", "snapshot_read"),
     ("DELETE", "/ds/chat/room/snapshot/00000000000000000010", b"", "snapshot_delete"),
+    # A top-level stream's extensions, below its /v1/stream path.
+    ("GET", "/v1/stream/pg-items/bootstrap", b"", "bootstrap"),
+    ("PUT", "/v1/stream/pg-items/snapshot/00000000000000000010", b"", "snapshot_publish"),
+    ("GET", "/v1/stream/pg-items/snapshot", b"", "snapshot_read"),
     ("PUT", "/v1/stream/__ds/subscriptions/s1", b"", "subscription_put"),
     ("GET", "/v1/stream/__ds/subscriptions/s1", b"", "subscription_get"),
     ("DELETE", "/v1/stream/__ds/subscriptions/s1", b"", "subscription_delete"),

@@ -27,6 +27,7 @@ def test_variables_fill_their_sections(monkeypatch: pytest.MonkeyPatch) -> None:
         ("DS_SERVER__LONG_POLL_TIMEOUT_SECS", "0", "greater than 0"),
         ("DS_AUTH__MODE", "on", "'off' or 'gateway'"),
         ("DS_LIMITS__MAX_STREAM_BYTES", "-1", "greater than 0"),
+        ("DS_LIMITS__MAX_RETAINED_BYTES", "0", "greater than 0"),
         (
             "DS_STORAGE__MODE",
             "mysql",
@@ -49,6 +50,17 @@ def test_bad_values_name_the_variable(
     message = str(raised.value)
     assert message.startswith(f"{name}={value!r}: ")
     assert reason in message
+
+
+def test_the_reference_stacks_stream_limit_is_the_retained_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Deployments that set the reference stack's name keep their limit,
+    # now counted on what a stream retains; the new name wins when both are set.
+    monkeypatch.setenv("DS_LIMITS__MAX_STREAM_BYTES", "5000")
+    assert load_settings().limits.max_retained_bytes == 5000
+    monkeypatch.setenv("DS_LIMITS__MAX_RETAINED_BYTES", "7000")
+    assert load_settings().limits.max_retained_bytes == 7000
 
 
 def test_the_postgres_backend_needs_its_url(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -65,7 +65,7 @@ class World:
 
     def __init__(self) -> None:
         self.live = LiveNotifier()
-        self.store = MemoryStore(self.live, max_stream_bytes=1 << 20, max_memory_bytes=1 << 24)
+        self.store = MemoryStore(self.live, max_retained_bytes=1 << 20, max_memory_bytes=1 << 24)
         self.storage = FlakyStorage()
         self.managers: list[SubscriptionManager] = []
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 from datetime import date
 from pathlib import Path
 
@@ -41,12 +43,29 @@ def _parser() -> argparse.ArgumentParser:
     analytics.add_argument(
         "--output", type=Path, help="output directory (default: DS_SPARK__OUTPUT_DIR)"
     )
-    commands.add_parser(
+    snapshots = commands.add_parser(
         "snapshots",
         help="fold each session (sessions.md §6) and publish its snapshot at ds-sync's "
         "checkpoint, then verify it against session_events",
     )
+    snapshots.add_argument(
+        "--every",
+        type=_seconds,
+        metavar="SECS",
+        help="run on a schedule until stopped: a run (a process, a JVM) every SECS seconds, "
+        "never two at once",
+    )
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def _day(text: str) -> date:
@@ -63,6 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("py4j").setLevel(logging.WARNING)
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    if args.command == "snapshots" and args.every:
+        sys.exit(_schedule(args))
     try:
         _run(args)
     except KeyboardInterrupt:
@@ -95,6 +116,19 @@ def _run(args: argparse.Namespace) -> None:
             snapshots(spark, settings)
     finally:
         spark.stop()
+
+
+def _schedule(args: argparse.Namespace) -> int:
+    """``snapshots --every``: one run per period, each a child process; stops on a signal."""
+    from ds_spark.schedule import first_delay, run_every
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, lambda *_: stop.set())
+    master = ["--master", args.master] if args.master else []
+    argv = [sys.executable, "-m", "ds_spark", *master, "snapshots"]
+    run_every(argv, args.every, stop, first_secs=first_delay(args.every))
+    return 0
 
 
 def failure_message(exc: BaseException) -> str:

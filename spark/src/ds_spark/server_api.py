@@ -99,9 +99,13 @@ class ServerApi:
     def stream_url(self, path: str) -> str:
         return f"{self.base_url}/v1/stream/{_quote_path(path)}"
 
-    def bucket_url(self, path: str) -> str | None:
-        """The /ds URL of a two-segment path, where snapshots and /bootstrap are served."""
+    def extension_url(self, path: str) -> str | None:
+        """Where a stream's snapshots and /bootstrap are served: below /ds for a stream of
+        two segments (its bucket's), below /v1/stream for a top-level one (``session-events``);
+        None for deeper paths, which have neither."""
         segments = path.split("/")
+        if len(segments) == 1:
+            return self.stream_url(path)
         if len(segments) != 2:
             return None
         return f"{self.base_url}/ds/{_quote_path(path)}"
@@ -185,7 +189,7 @@ class ServerApi:
     @contextlib.contextmanager
     def bootstrap(self, path: str) -> Iterator[Bootstrap]:
         """The snapshot and retained messages; a stream outside any bucket reads from -1."""
-        url = self.bucket_url(path)
+        url = self.extension_url(path)
         if url is None:
             yield self._from_beginning(path)
             return
@@ -230,7 +234,7 @@ class ServerApi:
 
     def snapshot(self, path: str, position: int) -> bytes:
         """The snapshot published at ``position`` (a JSON blob)."""
-        url = self.bucket_url(path)
+        url = self.extension_url(path)
         if url is None:
             raise StreamError(f"stream {path} is in no bucket, so it has no snapshot")
         response = self._send("GET", f"{url}/snapshot/{format_offset(position)}")
@@ -246,9 +250,9 @@ class ServerApi:
 
     def put_snapshot(self, path: str, position: int, body: bytes) -> int:
         """``PUT {stream}/snapshot/{offset}``; the status code (204 when published)."""
-        url = self.bucket_url(path)
+        url = self.extension_url(path)
         if url is None:
-            raise StreamError(f"stream {path} is in no bucket: snapshots live on /ds")
+            raise StreamError(f"stream {path} is in no bucket, so it can't have a snapshot")
         response = self._send(
             "PUT",
             f"{url}/snapshot/{format_offset(position)}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING
 
 import httpx
@@ -31,7 +32,8 @@ def test_publish_incrementally_then_verify_against_full_replay(
     spark: SparkSession, server_url: str, bucket: str
 ) -> None:
     sessions = {name: m for name, m in generate(seed=5, sessions=6).items() if len(m) > 4}
-    source = StreamSource(server_url, None, f"{bucket}/*")
+    # The default patterns name session-events, which this server does not have.
+    source = StreamSource(server_url, None, f"no-such-stream,{bucket}/*")
     halfway: dict[str, int] = {}
     for name, messages in sessions.items():
         url = f"{server_url}/ds/{bucket}/{name}"
@@ -72,3 +74,18 @@ def test_publish_incrementally_then_verify_against_full_replay(
         for name, messages in sessions.items()
     }
     assert all(row.folded == 1 for row in folded)
+
+
+def test_a_top_level_stream_gets_its_snapshot_too(spark: SparkSession, server_url: str) -> None:
+    # session-events, the heartbeat's stream, is top-level: its snapshots and bootstrap are
+    # served below its /v1/stream path, and are what bound it.
+    name = f"top-{uuid.uuid4().hex[:10]}"
+    url = f"{server_url}/v1/stream/{name}"
+    messages = next(iter(generate(seed=7, sessions=1).values()))
+    create_stream(url)
+    tail = parse_offset(append_batch(url, messages))
+    source = StreamSource(server_url, None, name)
+    assert outcome_counts(publish(spark, source, {name: tail})) == {"published": 1}
+    offset, state = _bootstrap_state(url)
+    assert (parse_offset(offset), state) == (tail, replay(messages))
+    assert httpx.get(url, params={"offset": "-1"}).status_code == 410

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 # Printed by the heartbeat producer once its first tick is done.
 HEARTBEAT_READY = "heartbeat: ready"
+# Printed by ``ds-spark snapshots --every`` once its schedule is set (ds_spark.schedule).
+SNAPSHOTS_SCHEDULED = "ds-spark: snapshots scheduled"
 
 
 def ds_server(
@@ -165,4 +167,36 @@ def heartbeat(
         env=child_env,
         ready_log=HEARTBEAT_READY,
         log_path=log_path,
+    )
+
+
+def snapshot_schedule(
+    *,
+    server_url: str,
+    postgres_url: str,
+    token: str | None,
+    every_secs: float,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+) -> ProcessSpec:
+    """``ds-spark snapshots --every``: the session snapshot job on a schedule (no port).
+
+    Each run is a Spark job of its own (a JVM while it lasts); runs never overlap.
+    """
+    child_env = {
+        **os.environ,
+        **(env or {}),
+        "DS_SERVER_URL": server_url,
+        "POSTGRES_URL": postgres_url,
+        "SPARK_LOCAL_IP": LOOPBACK,
+        **({"DS_SPARK__TOKEN": token} if token else {}),
+    }
+    return ProcessSpec(
+        name="snapshots",
+        argv=(sys.executable, "-m", "ds_spark", "snapshots", "--every", f"{every_secs:g}"),
+        env=child_env,
+        ready_log=SNAPSHOTS_SCHEDULED,
+        log_path=log_path,
+        # A run in progress gets SIGTERM from the schedule, and a moment to stop its JVM.
+        stop_timeout_secs=60.0,
     )

@@ -6,6 +6,7 @@ histograms as it is observed. ``render`` produces the Prometheus text.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -34,8 +35,20 @@ class TableMetrics:
     errors: int = 0
     lag_seconds: float = 0.0  # the last batch: its last commit → its delivery
     slot_wal_bytes: int | None = None  # WAL the native feed's slot holds
+    # Compaction: the stream's bytes past its snapshot (as last seen), the snapshot's
+    # size and when it was published (Unix time; None: no snapshot yet).
+    compactions: int = 0
+    compaction_errors: int = 0
+    retained_bytes: int | None = None
+    snapshot_bytes: int | None = None
+    snapshot_at: float | None = None
     # Set by Metrics.table(): every batch's lag also goes to the direction's histogram.
     lag_histogram: Histogram | None = field(default=None, repr=False)
+
+    @property
+    def snapshot_age_seconds(self) -> float | None:
+        """Seconds since the stream's newest snapshot was published; None before the first."""
+        return None if self.snapshot_at is None else max(0.0, time.time() - self.snapshot_at)
 
     def delivered_lag(self, seconds: float) -> None:
         """A batch was delivered ``seconds`` after its last change committed."""

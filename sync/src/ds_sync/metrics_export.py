@@ -41,6 +41,15 @@ _TABLE_FAMILIES = (
     ("ds_sync_table_errors", "counter", "Failures of a table's sync (retried)", "errors"),
     ("ds_sync_table_lag_seconds", "gauge", "Last batch: last commit to delivery", "lag_seconds"),
     ("ds_sync_slot_wal_bytes", "gauge", "WAL the native feed's slot holds", "slot_wal_bytes"),
+    ("ds_sync_table_compactions", "counter", "Snapshots of pg-{table} published", "compactions"),
+    ("ds_sync_table_compaction_errors", "counter", "Failed compactions (retried)",
+     "compaction_errors"),
+    ("ds_sync_table_retained_bytes", "gauge", "pg-{table} bytes past its latest snapshot",
+     "retained_bytes"),
+    ("ds_sync_table_snapshot_bytes", "gauge", "pg-{table}'s latest snapshot (the table's state)",
+     "snapshot_bytes"),
+    ("ds_sync_table_snapshot_age_seconds", "gauge", "Since pg-{table}'s newest snapshot",
+     "snapshot_age_seconds"),
 )  # fmt: skip
 
 

@@ -24,6 +24,8 @@ class StreamInfo:
     tail: int
     closed: bool = False
     created_ms: int | None = None
+    # The latest snapshot's offset (a HEAD says; None: none, or not known from this source).
+    snapshot_offset: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The ds-server requests ds-sync makes, other than reading streams: HEAD, listings, subscriptions.
 
-Stream reads go through ``ds_client.follow`` (the official client plus SSE
+Stream reads go through ``durable_sessions.follow`` (the official client plus SSE
 reconnects); these are single request/response calls on one shared httpx
 client. Unexpected answers raise ``ServerError`` with the status and body.
 """
@@ -77,16 +77,18 @@ class ServerApi:
         return f"{self.base_url}/ds/{quote(path)}"
 
     async def head(self, path: str) -> StreamInfo | None:
-        """The stream's content type, tail and closure; None when it does not exist."""
+        """The stream's content type, tail, closure and snapshot; None when it does not exist."""
         response = await self.http.head(self.stream_url(path), headers=self.headers)
         if response.status_code == 404:
             return None
         _expect(response, "HEAD " + path, 200)
+        snapshot = response.headers.get("stream-snapshot-offset")
         return StreamInfo(
             path=path,
             content_type=response.headers.get("content-type"),
             tail=position(response.headers.get("stream-next-offset", "0")),
             closed=response.headers.get("stream-closed", "").lower() == "true",
+            snapshot_offset=None if snapshot is None else position(snapshot),
         )
 
     async def list_bucket(self, bucket: str) -> list[StreamInfo] | None:

@@ -132,6 +132,14 @@ class Settings(BaseSettings):
     post_max_bytes: int = Field(
         default=1 << 20, ge=1024, description="largest POST body sent to a `pg-{table}` stream"
     )
+    # Below the server's retained-bytes limit (10 MiB by default), with room for a batch.
+    compact_after_bytes: int = Field(
+        default=4 << 20,
+        ge=0,
+        description="compact a `pg-{table}` stream once it holds this many bytes past its latest "
+        "snapshot: the table's state is published as a snapshot at the tail, and the server drops "
+        "the history before it (docs/sync.md); `0`: never",
+    )
     max_slot_wal_keep_size: str = Field(
         default="4GB",
         description="set as Postgres's `max_slot_wal_keep_size` when the server has no bound "

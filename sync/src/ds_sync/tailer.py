@@ -1,6 +1,6 @@
 """Reading one stream from its checkpoint and committing each read before the next.
 
-Reads go through ``ds_client.follow``: SSE (``live=sse``) from the
+Reads go through ``durable_sessions.follow``: SSE (``live=sse``) from the
 checkpoint, reconnecting whenever the server ends the connection, with a
 long-poll fallback, and a bootstrap when a read answers 410. Every update
 it yields is one SSE ``data`` event confirmed by its ``control`` event, so
@@ -17,7 +17,7 @@ import enum
 import logging
 from typing import TYPE_CHECKING
 
-from ds_client import Bootstrapped, follow
+from durable_sessions import Bootstrapped, follow
 from durable_streams import StreamNotFoundError
 
 from ds_sync.model import Batch
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
     import httpx
-    from ds_client import Event
+    from durable_sessions import Event
 
     from ds_sync.server_api import ServerApi
     from ds_sync.writer import Writer

@@ -14,7 +14,9 @@ The server stores subscriptions (except on its ``memory`` backend).
 Whenever the wake stream's connection ends, they are put again anyway; a
 subscription the server had lost is created anew and a rescan covers
 whatever its wakes would have said.
-The wake stream's history is dropped with a snapshot every MiB.
+The server keeps the wake stream short (``DS_SUBSCRIPTIONS__WAKE_STREAM_RETAINED_BYTES``):
+if ds-sync ever falls that far behind, its read gets 410, and it subscribes
+again from the tail and rescans, as after any error.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
-from ds_client import sse_session
-from durable_streams import DurableStreamError
+from durable_sessions import sse_session
 
 from ds_sync.backoff import Backoff
 from ds_sync.model import StreamInfo
@@ -47,7 +48,6 @@ log = logging.getLogger("ds_sync.wakes")
 WAKE_BUCKET = "ds-sync"
 # A claimed wake is acked within moments; a ds-sync killed mid-claim blocks wakes this long.
 LEASE_TTL_MS = 5_000
-_RETAIN_BYTES = 1024 * 1024
 
 
 class _WakeEvent(msgspec.Struct):
@@ -80,7 +80,6 @@ class Wakes:
         self._subs = {subscription_id(settings.name, p): p for p in settings.streams}
         self._due: set[str] = set()
         self._due_event = asyncio.Event()
-        self._retained_from = 0
 
     async def prepare(self) -> str:
         """Create the bucket, wake stream and subscriptions; the wake stream's tail to read from."""
@@ -89,7 +88,6 @@ class Wakes:
         await self.subscribe()
         head = await self._api.head(self.wake_stream)
         tail = 0 if head is None else head.tail
-        self._retained_from = max(self._retained_from, tail)
         # Work may be outstanding from before (an earlier process, missed events).
         self._due.update(self._subs)
         self._due_event.set()
@@ -130,7 +128,6 @@ class Wakes:
                         self._due.add(wake.subscription_id)
                         self._due_event.set()
                 offset = normal(update.next_offset)
-                await self._trim(offset)
             # The server ended the connection (its reconnect interval, or a restart):
             # make sure it still has our subscriptions before reading on.
             if await self.subscribe():
@@ -175,13 +172,3 @@ class Wakes:
             # wake back so the server announces it again with fresh tails.
             log.warning("ack of %s refused (%s); releasing the wake", sub_id, exc)
             await self._api.release(sub_id, grant)
-
-    async def _trim(self, offset: str) -> None:
-        """Drop the wake stream's history once a MiB has been read past the last snapshot."""
-        if position(offset) - self._retained_from < _RETAIN_BYTES:
-            return
-        try:
-            await self._api.publish_snapshot(self.wake_stream, offset, b"{}")
-            self._retained_from = position(offset)
-        except (httpx.HTTPError, ServerError, DurableStreamError) as exc:
-            log.warning("trimming the wake stream failed (%s)", exc)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from ds_sync.metrics import Metrics
 from ds_sync.metrics_export import OTHERS
 from prometheus_client.parser import text_string_to_metric_families
@@ -62,3 +64,19 @@ def test_no_stream_behind_means_no_age_series() -> None:
     found = samples(Metrics())
     assert not any(name == "ds_sync_checkpoint_age_seconds" for name, _ in found)
     assert found["ds_sync_streams_behind", ()] == 0
+
+
+def test_a_mirror_shows_its_compaction_and_its_snapshots_age() -> None:
+    metrics = Metrics()
+    items = metrics.table("public.items")
+    found = samples(metrics)
+    # Before a first snapshot: no age, rather than a made-up one.
+    assert ("ds_sync_table_snapshot_age_seconds", (("table", "public.items"),)) not in found
+    items.compactions, items.retained_bytes, items.snapshot_bytes = 3, 5000, 1200
+    items.snapshot_at = time.time() - 60
+    found = samples(metrics)
+    table = (("table", "public.items"),)
+    assert found["ds_sync_table_compactions_total", table] == 3
+    assert found["ds_sync_table_retained_bytes", table] == 5000
+    assert found["ds_sync_table_snapshot_bytes", table] == 1200
+    assert 59 <= found["ds_sync_table_snapshot_age_seconds", table] < 3600

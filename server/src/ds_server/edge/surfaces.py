@@ -43,6 +43,13 @@ RESERVED_MARK = "__"
 
 _STREAMS = STREAM_PREFIX + "/"
 _BUCKETS = BUCKET_PREFIX + "/"
+# A top-level stream (one segment: ``pg-items``) has no /ds spelling, so its
+# snapshots and bootstrap are served below its /v1/stream path, as the
+# extensions spell them (``{stream_url}/bootstrap``, ``{stream_url}/snapshot/{offset}``).
+# These paths are therefore never streams of their own on that surface.
+TOP_LEVEL_EXTENSION = re.compile(
+    r"(?P<stream>[^/]+)/(?:(?P<bootstrap>bootstrap)|snapshot(?:/(?P<offset>[^/]+))?)/?"
+)
 
 
 def stream_route(path: str, method: str) -> str | tuple[str, str] | None:
@@ -51,11 +58,11 @@ def stream_route(path: str, method: str) -> str | tuple[str, str] | None:
     A ``/v1/stream`` path gives its stream path, ``/ds/{bucket}/{stream}``
     its ``(bucket, stream)`` pair. None: the server API (any ``__ds``
     segment), bucket metadata and listings (``GET /ds/{bucket}/streams``),
-    snapshots, bootstrap, health, and paths of no surface.
+    snapshots, bootstrap (a top-level stream's too), health, and paths of no surface.
     """
     if path.startswith(_STREAMS):
         rest = path[len(_STREAMS) :]
-        if RESERVED_SEGMENT in rest.split("/"):
+        if RESERVED_SEGMENT in rest.split("/") or TOP_LEVEL_EXTENSION.fullmatch(rest):
             return None
         return rest
     if path.startswith(_BUCKETS):

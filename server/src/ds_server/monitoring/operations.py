@@ -11,6 +11,7 @@ from ds_server.edge.surfaces import (
     BUCKET_PREFIX,
     HEALTH_PATH,
     SERVER_API_PREFIX,
+    STREAM_PREFIX,
     is_viewer,
     stream_route,
     under,
@@ -80,6 +81,10 @@ def operation(method: str, path: str, query: bytes) -> str:
     rest = under(path, SERVER_API_PREFIX)
     if rest is not None:
         return _server_api_operation(method, rest.split("/"))
+    rest = under(path, STREAM_PREFIX)
+    if rest is not None:
+        # A top-level stream's extensions (edge.surfaces.TOP_LEVEL_EXTENSION): as on /ds.
+        return _bucket_operation(method, ["", *rest.split("/")])
     if is_viewer(path):
         return "viewer"
     return OTHER

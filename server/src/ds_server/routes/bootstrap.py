@@ -34,8 +34,16 @@ NO_SNAPSHOT = "-1"
 @get(STREAM_PATH + "/bootstrap")
 async def bootstrap(request: AnyRequest, bucket: FromPath[str], stream: FromPath[str]) -> Stream:
     """Snapshot (or an empty part) first, then one part per retained message."""
+    return await _bootstrap(request, await bucket_stream(context(request).store, bucket, stream))
+
+
+async def of_stream(request: AnyRequest, name: str) -> Stream:
+    """The bootstrap of the stream ``name`` (a top-level stream's: routes.top_level)."""
+    return await _bootstrap(request, name)
+
+
+async def _bootstrap(request: AnyRequest, name: str) -> Stream:
     store = context(request).store
-    name = await bucket_stream(store, bucket, stream)
     # Any ``live`` parameter, even an empty one, asks for what /bootstrap never does.
     query = parse_qs(request.scope["query_string"].decode("latin-1"), keep_blank_values=True)
     if "live" in query:

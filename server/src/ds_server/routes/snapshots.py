@@ -1,4 +1,8 @@
-"""Snapshots of a bucket's stream (extensions section 2)."""
+"""Snapshots of a stream (extensions section 2): a bucket's, or a top-level stream's.
+
+``/ds/{bucket}/{stream}/snapshot...`` and, for streams of one segment (which
+have no /ds spelling, such as ``pg-items``), ``/v1/stream/{stream}/snapshot...``.
+"""
 
 from __future__ import annotations
 
@@ -33,10 +37,15 @@ async def publish_snapshot(
     request: AnyRequest, bucket: FromPath[str], stream: FromPath[str], offset: FromPath[str]
 ) -> Response[bytes]:
     """204: the snapshot is visible and its offset is now the earliest retained offset."""
-    name = await bucket_stream(context(request).store, bucket, stream)
+    return await _publish(
+        request, await bucket_stream(context(request).store, bucket, stream), offset
+    )
+
+
+async def _publish(request: AnyRequest, name: str, offset: str) -> Response[bytes]:
     position = snapshot_offset(offset)
     ctx = context(request)
-    data = await read_body(request, ctx.settings.limits.max_stream_bytes)
+    data = await read_body(request, ctx.settings.limits.max_snapshot_bytes)
     content_type = request.headers.get(h.CONTENT_TYPE) or DEFAULT_CONTENT_TYPE
     await ctx.store.publish_snapshot(name, position, content_type, data)
     return no_content({h.STREAM_SNAPSHOT_OFFSET: format_offset(position)})
@@ -47,7 +56,10 @@ async def latest_snapshot(
     request: AnyRequest, bucket: FromPath[str], stream: FromPath[str]
 ) -> Response[bytes]:
     """307 to the latest snapshot; 404 when the stream has none."""
-    name = await bucket_stream(context(request).store, bucket, stream)
+    return await _latest(request, await bucket_stream(context(request).store, bucket, stream))
+
+
+async def _latest(request: AnyRequest, name: str) -> Response[bytes]:
     info = await context(request).store.head(name)
     if info.snapshot is None:
         raise SnapshotNotFound("the stream has no snapshot")
@@ -64,7 +76,10 @@ async def read_snapshot(
     request: AnyRequest, bucket: FromPath[str], stream: FromPath[str], offset: FromPath[str]
 ) -> Response[bytes]:
     """The snapshot blob with its stored content type."""
-    name = await bucket_stream(context(request).store, bucket, stream)
+    return await _read(request, await bucket_stream(context(request).store, bucket, stream), offset)
+
+
+async def _read(request: AnyRequest, name: str, offset: str) -> Response[bytes]:
     store = context(request).store
     snapshot, data = await store.read_snapshot(name, snapshot_offset(offset))
     tail = (await store.head(name)).tail
@@ -75,7 +90,7 @@ async def read_snapshot(
         h.STREAM_UP_TO_DATE: "true" if tail == snapshot.offset else "false",
         h.CACHE_CONTROL: "no-store",
     }
-    return Response(content=data, headers=headers)
+    return Response(content=data, headers=headers, status_code=200)
 
 
 @delete(SNAPSHOT_PATH + "/{offset:str}", status_code=200)
@@ -84,5 +99,16 @@ async def delete_snapshot(
 ) -> Response[bytes]:
     """404 for unknown or superseded snapshots; 409 for the latest, which bootstrap needs."""
     name = await bucket_stream(context(request).store, bucket, stream)
+    await context(request).store.delete_snapshot(name, snapshot_offset(offset))
+    return no_content({})
+
+
+# A top-level stream's snapshots (routes.top_level dispatches to these).
+publish = _publish
+latest = _latest
+read = _read
+
+
+async def remove(request: AnyRequest, name: str, offset: str) -> Response[bytes]:
     await context(request).store.delete_snapshot(name, snapshot_offset(offset))
     return no_content({})

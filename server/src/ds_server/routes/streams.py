@@ -40,7 +40,7 @@ async def create(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     fork = _fork_spec(request)
     if fork is None and not content_type:
         content_type = DEFAULT_CONTENT_TYPE
-    body = await request.body(ctx.settings.limits.max_stream_bytes)
+    body = await request.body(ctx.settings.limits.max_retained_bytes)
     messages = _split(body, content_type, allow_empty_array=True)
     result = await ctx.store.create(
         CreateRequest(
@@ -68,7 +68,7 @@ async def append(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     claim = producer_claim(headers)
     close = h.is_true(headers.get(h.STREAM_CLOSED))
     seq = stream_seq(headers)
-    body = await request.body(ctx.settings.limits.max_stream_bytes)
+    body = await request.body(ctx.settings.limits.max_retained_bytes)
     if not body and not close:
         raise BadRequest("an append needs a body (or Stream-Closed: true)")
     content_type = headers.get(h.CONTENT_TYPE) if body else None

@@ -109,13 +109,13 @@ class Engine(Store):
     """The stream operations of a Store over a Persistence; ``_log_store.LogStore`` completes it."""
 
     def __init__(
-        self, live: LiveNotifier, persistence: Persistence, *, max_stream_bytes: int
+        self, live: LiveNotifier, persistence: Persistence, *, max_retained_bytes: int
     ) -> None:
         super().__init__(live)
         self._persistence = persistence
         # Set when the backend stores at once: appends then take the plain-call path.
         self._inline_backend = persistence if isinstance(persistence, InlinePersistence) else None
-        self._max_stream_bytes = max_stream_bytes
+        self._max_retained_bytes = max_retained_bytes
         self._entries: dict[str, Entry] = {}
         # Creates and deletes change the catalog; they are rare, so one lock serves.
         self.catalog_lock = asyncio.Lock()
@@ -205,8 +205,10 @@ class Engine(Store):
                     expiry = base.state.expiry
                 fork_offset = await self._fork_offset(base, request)
             size = sum(len(message) for message in request.messages)
-            if fork_offset + size > self._max_stream_bytes:
-                raise PayloadTooLarge(f"stream would exceed {self._max_stream_bytes} bytes")
+            # A fork retains what it inherits from its source's earliest offset on.
+            earliest = base.state.earliest_offset if base else 0
+            if fork_offset - earliest + size > self._max_retained_bytes:
+                raise _rules.over_retained_limit(self._max_retained_bytes)
             self._persistence.reserve(size)
             state = StreamState(
                 stream_id=secrets.token_hex(8),
@@ -238,6 +240,7 @@ class Engine(Store):
             return await self._append(request)
         shared = self.shared
         path = request.path
+        reloaded = False
         for _ in range(MAX_ROUNDS):
             entry = self._entries.get(path) or await shared.refresh(path)
             try:
@@ -247,6 +250,12 @@ class Engine(Store):
                 # A duplicate echoes the producer's newest state: that of the stored one.
             except StaleStream:
                 pass
+            except PayloadTooLarge as error:
+                # A snapshot published elsewhere frees room without changing the
+                # state's version: decide once more on the stored state.
+                if reloaded:
+                    raise error
+                reloaded = True
             except StoreError as error:
                 # Decided on the cache: an error must hold for the stored state too.
                 # (Named, not a bare raise: compiled, a bare raise after an await
@@ -340,7 +349,7 @@ class Engine(Store):
         if self._entries.get(request.path) is not entry or entry.state.soft_deleted:
             raise StreamNotFound()
         state = entry.state
-        decision = _rules.decide_append(state, request, self._max_stream_bytes)
+        decision = _rules.decide_append(state, request, self._max_retained_bytes)
         if decision.outcome is AppendOutcome.DUPLICATE:
             return decision, None
         self._persistence.reserve(decision.size)

@@ -13,6 +13,9 @@ from ds_server.stores._buckets import Buckets
 from ds_server.stores._engine import Engine
 from ds_server.stores._snapshots import Snapshots
 
+# The default of DS_LIMITS__MAX_SNAPSHOT_BYTES, for stores made without settings.
+DEFAULT_MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+
 if TYPE_CHECKING:
     from ds_server.live import LiveNotifier
     from ds_server.stores.base import (
@@ -30,11 +33,16 @@ class LogStore(Engine):
     """A complete Store over ``persistence``."""
 
     def __init__(
-        self, live: LiveNotifier, persistence: Persistence, *, max_stream_bytes: int
+        self,
+        live: LiveNotifier,
+        persistence: Persistence,
+        *,
+        max_retained_bytes: int,
+        max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
     ) -> None:
-        super().__init__(live, persistence, max_stream_bytes=max_stream_bytes)
+        super().__init__(live, persistence, max_retained_bytes=max_retained_bytes)
         self.buckets = Buckets(self, persistence)
-        self.snapshots = Snapshots(self, persistence, max_bytes=max_stream_bytes)
+        self.snapshots = Snapshots(self, persistence, max_bytes=max_snapshot_bytes)
 
     async def start(self) -> None:
         await self.buckets.load()

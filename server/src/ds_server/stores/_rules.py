@@ -70,6 +70,15 @@ class StreamState:
         # The content type never changes; parse it once.
         self._is_json = is_json_content_type(self.content_type)
 
+    @property
+    def retained_bytes(self) -> int:
+        """Tail minus the earliest retained offset: what the per-stream limit counts.
+
+        O(1), from the state every backend keeps in memory; what a stream wrote
+        before its latest snapshot is not counted, however long it has lived.
+        """
+        return self.tail - self.earliest_offset
+
     def expires_at(self) -> float | None:
         """When the stream expires if nobody touches it again."""
         if self.expiry.expires_at is not None:
@@ -155,7 +164,7 @@ class AppendDecision:
 
 
 def decide_append(
-    state: StreamState, request: AppendRequest, max_stream_bytes: int
+    state: StreamState, request: AppendRequest, max_retained_bytes: int
 ) -> AppendDecision:
     """Apply the protocol's validation order to one append.
 
@@ -182,11 +191,19 @@ def decide_append(
         if last is not None and request.stream_seq.encode() <= last.encode():
             raise SequenceConflict()
     size = sum(map(len, request.messages))
-    if state.tail + size > max_stream_bytes:
-        raise PayloadTooLarge(f"stream would exceed {max_stream_bytes} bytes")
+    if state.tail - state.earliest_offset + size > max_retained_bytes:
+        raise over_retained_limit(max_retained_bytes)
     outcome = AppendOutcome.APPENDED if request.messages else AppendOutcome.CLOSED
     return AppendDecision(
         outcome=outcome, messages=request.messages, size=size, close=request.close, producer=claim
+    )
+
+
+def over_retained_limit(max_retained_bytes: int) -> PayloadTooLarge:
+    """The 413 of a write that would make a stream retain more than the limit."""
+    return PayloadTooLarge(
+        f"stream would retain more than {max_retained_bytes} bytes since its latest snapshot; "
+        "a snapshot frees room"
     )
 
 

@@ -114,6 +114,11 @@ class StreamInfo:
     snapshot: SnapshotInfo | None = None
     last_write_at: float = 0.0
 
+    @property
+    def retained_bytes(self) -> int:
+        """Bytes a reader from the earliest retained offset gets: what the limits count."""
+        return self.tail - self.earliest_offset
+
 
 @dataclass(frozen=True, slots=True)
 class SnapshotInfo:

@@ -89,7 +89,7 @@ class InvalidOffset(StoreError):
 class OffsetGone(StoreError):
     """An offset before the earliest retained position."""
 
-    reason = "offset is before the earliest retained data"
+    reason = "offset is before the earliest retained data: start again from the stream's /bootstrap"
 
 
 class InvalidFork(StoreError):

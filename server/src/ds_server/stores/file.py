@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from ds_server.stores._file import FilePersistence
-from ds_server.stores._log_store import LogStore
+from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,20 +33,27 @@ class FileDurableStore(LogStore):
         live: LiveNotifier,
         *,
         data_dir: Path,
-        max_stream_bytes: int,
+        max_retained_bytes: int,
+        max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
         max_open_files: int = MAX_OPEN_FILES,
     ) -> None:
         self.persistence = FilePersistence(
             data_dir / "files", durable=self.durable, max_open_files=max_open_files
         )
-        super().__init__(live, self.persistence, max_stream_bytes=max_stream_bytes)
+        super().__init__(
+            live,
+            self.persistence,
+            max_retained_bytes=max_retained_bytes,
+            max_snapshot_bytes=max_snapshot_bytes,
+        )
 
     @classmethod
     def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
         return cls(
             live,
             data_dir=settings.storage.data_dir,
-            max_stream_bytes=settings.limits.max_stream_bytes,
+            max_retained_bytes=settings.limits.max_retained_bytes,
+            max_snapshot_bytes=settings.limits.max_snapshot_bytes,
         )
 
 

@@ -6,7 +6,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ds_server.stores._log_store import LogStore
+from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
 from ds_server.stores.errors import PayloadTooLarge
 from ds_server.stores.persistence import Chunk, InlinePersistence
 
@@ -131,15 +131,26 @@ class MemoryPersistence(InlinePersistence):
 class MemoryStore(LogStore):
     """Streams held in process memory; lost on restart."""
 
-    def __init__(self, live: LiveNotifier, *, max_stream_bytes: int, max_memory_bytes: int) -> None:
+    def __init__(
+        self,
+        live: LiveNotifier,
+        *,
+        max_retained_bytes: int,
+        max_memory_bytes: int,
+        max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
+    ) -> None:
         super().__init__(
-            live, MemoryPersistence(max_memory_bytes), max_stream_bytes=max_stream_bytes
+            live,
+            MemoryPersistence(max_memory_bytes),
+            max_retained_bytes=max_retained_bytes,
+            max_snapshot_bytes=max_snapshot_bytes,
         )
 
     @classmethod
     def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
         return cls(
             live,
-            max_stream_bytes=settings.limits.max_stream_bytes,
+            max_retained_bytes=settings.limits.max_retained_bytes,
+            max_snapshot_bytes=settings.limits.max_snapshot_bytes,
             max_memory_bytes=settings.limits.max_memory_bytes,
         )

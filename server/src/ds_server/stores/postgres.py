@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ds_server.stores._log_store import LogStore
+from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
 from ds_server.stores._postgres import PostgresPersistence
 
 if TYPE_CHECKING:
@@ -29,12 +29,18 @@ class PostgresStore(LogStore):
         live: LiveNotifier,
         url: str,
         *,
-        max_stream_bytes: int,
+        max_retained_bytes: int,
+        max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
         schema: str = "ds_server",
         pool_size: int = 8,
     ) -> None:
         self.persistence = PostgresPersistence(url, schema_name=schema, pool_size=pool_size)
-        super().__init__(live, self.persistence, max_stream_bytes=max_stream_bytes)
+        super().__init__(
+            live,
+            self.persistence,
+            max_retained_bytes=max_retained_bytes,
+            max_snapshot_bytes=max_snapshot_bytes,
+        )
 
     @classmethod
     def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
@@ -42,7 +48,8 @@ class PostgresStore(LogStore):
         return cls(
             live,
             storage.postgres_url,
-            max_stream_bytes=settings.limits.max_stream_bytes,
+            max_retained_bytes=settings.limits.max_retained_bytes,
+            max_snapshot_bytes=settings.limits.max_snapshot_bytes,
             schema=storage.postgres_schema,
             pool_size=storage.postgres_pool_size,
         )

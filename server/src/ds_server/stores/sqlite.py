@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ds_server.stores._log_store import LogStore
+from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
 from ds_server.stores._sqlite import SqlitePersistence
 
 if TYPE_CHECKING:
@@ -26,16 +26,28 @@ class SqliteStore(LogStore):
     """Streams in ``{data_dir}/sqlite/streams.db``; survive restarts and kill -9."""
 
     def __init__(
-        self, live: LiveNotifier, path: Path, *, max_stream_bytes: int, max_db_bytes: int = 0
+        self,
+        live: LiveNotifier,
+        path: Path,
+        *,
+        max_retained_bytes: int,
+        max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
+        max_db_bytes: int = 0,
     ) -> None:
         self.persistence = SqlitePersistence(path, max_db_bytes=max_db_bytes)
-        super().__init__(live, self.persistence, max_stream_bytes=max_stream_bytes)
+        super().__init__(
+            live,
+            self.persistence,
+            max_retained_bytes=max_retained_bytes,
+            max_snapshot_bytes=max_snapshot_bytes,
+        )
 
     @classmethod
     def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
         return cls(
             live,
             settings.storage.data_dir / DB_FILE,
-            max_stream_bytes=settings.limits.max_stream_bytes,
+            max_retained_bytes=settings.limits.max_retained_bytes,
+            max_snapshot_bytes=settings.limits.max_snapshot_bytes,
             max_db_bytes=settings.storage.sqlite_max_db_bytes,
         )

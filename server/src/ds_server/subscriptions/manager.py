@@ -31,6 +31,7 @@ from ds_server.subscriptions.saver import Saver
 from ds_server.subscriptions.signing import SigningKey
 from ds_server.subscriptions.storage import MemorySubscriptionStorage
 from ds_server.subscriptions.tokens import CallbackTokens
+from ds_server.subscriptions.wake_retention import WakeStreamRetention
 from ds_server.subscriptions.waker import Waker
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from ds_server.subscriptions.payloads import AckBody, ReleaseBody
     from ds_server.subscriptions.storage import SubscriptionStorage
 
+# DS_SUBSCRIPTIONS__WAKE_STREAM_RETAINED_BYTES's default, for managers made without settings.
+DEFAULT_WAKE_STREAM_RETAINED_BYTES = 1024 * 1024
 # Names of the server's secrets in subscription storage.
 TOKEN_SECRET = "callback-token-key"
 SIGNING_KEY = "webhook-signing-key"
@@ -58,6 +61,7 @@ class SubscriptionManager(StreamEvents):
         tokens: CallbackTokens | None = None,
         sender: WebhookSender | None = None,
         allow_private_webhooks: bool = False,
+        wake_stream_retained_bytes: int = DEFAULT_WAKE_STREAM_RETAINED_BYTES,
     ) -> None:
         self.store = store
         self.storage = storage or MemorySubscriptionStorage()
@@ -72,7 +76,10 @@ class SubscriptionManager(StreamEvents):
             lambda: self.key, allow_private=allow_private_webhooks
         )
         self._tasks = TaskOwner()
-        self.waker = Waker(store, self.tokens, self._sender, self._tasks, self._saver)
+        self.wake_retention = WakeStreamRetention(store, wake_stream_retained_bytes)
+        self.waker = Waker(
+            store, self.tokens, self._sender, self._tasks, self._saver, self.wake_retention
+        )
         self._subs: dict[str, Subscription] = {}
         # Serializes creates and deletes, so storage sees them in answer order.
         self._registry = asyncio.Lock()
@@ -263,6 +270,7 @@ class SubscriptionManager(StreamEvents):
             ids.discard(sub.id)
             if not ids:
                 self._wake_streams.pop(sub.spec.wake_stream, None)
+                self.wake_retention.forget(sub.spec.wake_stream)
 
     def _save_later(self, sub: Subscription) -> None:
         """Store link changes a stream event made, once the lock is free."""

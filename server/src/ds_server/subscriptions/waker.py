@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ds_server.subscriptions.payloads import AckBody
     from ds_server.subscriptions.saver import Saver
     from ds_server.subscriptions.tokens import CallbackTokens
+    from ds_server.subscriptions.wake_retention import WakeStreamRetention
 
 log = logging.getLogger("ds_server.subscriptions")
 
@@ -58,9 +59,11 @@ class Waker:
         sender: WebhookSender,
         tasks: TaskOwner,
         saver: Saver,
+        retention: WakeStreamRetention,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
+        self._retention = retention
         self._saver = saver
         self._tokens = tokens
         self._sender = sender
@@ -272,7 +275,7 @@ class Waker:
         while _is_current(sub, wake):
             try:
                 # Straight to the store: a wake stream's own appends must not wake anything.
-                await self._store.append(request)
+                appended = await self._store.append(request)
             except StoreError as exc:
                 metrics.delivery("wake-stream", delivered=False)
                 sub.failed = True
@@ -283,6 +286,7 @@ class Waker:
                 continue
             metrics.delivery("wake-stream", delivered=True)
             sub.failed = False
+            await self._retention.appended(request.path, appended.tail - len(event), appended.tail)
             return
 
 

@@ -20,7 +20,7 @@ OUTCOMES_SCHEMA = "stream string, offset string, outcome string"
 PUBLISHED = "published"
 UNCHANGED = "unchanged"
 AHEAD = "snapshot ahead of checkpoint"
-NO_BUCKET = "in no bucket: snapshots live on /ds"
+NO_BUCKET = "in no bucket (nor top-level): it can't have a snapshot"
 _OUTPUT = pa.schema([("stream", pa.string()), ("offset", pa.string()), ("outcome", pa.string())])
 
 
@@ -68,7 +68,7 @@ def _publish_one(api: ServerApi, stream: str, base: str | None, state: str, end:
         return UNCHANGED if parse_offset(base) == position else AHEAD
     if position == 0:
         return UNCHANGED
-    if api.bucket_url(stream) is None:
+    if api.extension_url(stream) is None:
         return NO_BUCKET
     # The state is canonical JSON already; the document around it is written as text.
     document = f'{{"format":"{SNAPSHOT_FORMAT}","offset":"{end}","state":{state}}}'.encode()

@@ -10,6 +10,7 @@ reading only each response's headers (:meth:`ServerApi.next_boundary`).
 from __future__ import annotations
 
 import itertools
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
 
     from ds_spark.server_api import ServerApi, StreamInfo
     from ds_spark.sources.options import SourceOptions, Start
+
+log = logging.getLogger("ds_spark")
+# Named streams already reported missing: a streaming query discovers every batch.
+_reported_missing: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +44,21 @@ class StreamSlice:
 
 
 def discover(api: ServerApi, options: SourceOptions) -> list[StreamInfo]:
-    """Every JSON stream the patterns name, sorted by path; a non-JSON one is an error."""
+    """Every JSON stream the patterns name, sorted by path; a non-JSON one is an error.
+
+    A named stream that does not exist is skipped, said once per process (as
+    ds-sync does): the default patterns name ``session-events``, which only
+    deployments running the heartbeat producer have.
+    """
     found: dict[str, StreamInfo] = {}
     for pattern in options.patterns:
         if pattern.bucket is None:
             info = api.head(pattern.text)
             if info is None:
-                raise StreamError(f"stream {pattern.text} does not exist")
+                if pattern.text not in _reported_missing:
+                    _reported_missing.add(pattern.text)
+                    log.info("stream %s does not exist; skipped", pattern.text)
+                continue
             found[info.path] = info
         else:
             found.update((info.path, info) for info in api.list_bucket(pattern.bucket))

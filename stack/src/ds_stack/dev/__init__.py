@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ds_stack.dev.config import StackConfig
+from ds_stack.dev.config import StackConfig, throwaway
 from ds_stack.dev.stack import COMPONENTS, Reporter, Silent, Stack
 
-__all__ = ["COMPONENTS", "Reporter", "Silent", "Stack", "StackConfig"]
+__all__ = ["COMPONENTS", "Reporter", "Silent", "Stack", "StackConfig", "throwaway"]

@@ -13,6 +13,12 @@ if TYPE_CHECKING:
     from ds_stack.dev.config import StackConfig
 
 _NAME_WIDTH = 11
+# A session event (the message shape of the session contract), so the first
+# thing a newcomer writes shows up in the viewer and in session_events.
+_FIRST_MESSAGE = (
+    '{"type":"message","key":"msg:1","headers":{"operation":"insert"},'
+    '"value":{"role":"user","text":"hi","author":"user:alice"}}'
+)
 
 
 def _shown(path: object) -> str:
@@ -63,15 +69,17 @@ durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops eve
 
 Paste into a second terminal (this one stays busy):
 
-  export TOKEN={token}
-  {psql_command()} {config.postgres_url}
-  {curl} -i -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-       {gateway}/v1/stream/chat/room-1
-  {curl} -i -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-       -d '{{"role":"user","text":"hi"}}' {gateway}/v1/stream/chat/room-1
-  {curl} -N -H "Authorization: Bearer $TOKEN" '{gateway}/v1/stream/chat/room-1?offset=-1&live=sse'
+  export DS_TOKEN={token}
+  {curl} -i -X PUT -H "Authorization: Bearer $DS_TOKEN" -H 'Content-Type: application/json' \\
+       {gateway}/ds/sessions/room-1
+  {curl} -i -X POST -H "Authorization: Bearer $DS_TOKEN" -H 'Content-Type: application/json' \\
+       -d '{_FIRST_MESSAGE}' {gateway}/ds/sessions/room-1
+  {curl} -N -H "Authorization: Bearer $DS_TOKEN" '{gateway}/ds/sessions/room-1?offset=-1&live=sse'
+  .venv/bin/ds-dev psql -c 'SELECT stream_name, event_type, payload FROM session_events'
 
-(TOKEN: the committed test-only key, every bucket, {config.token_ttl_secs // 86400} days.)
+and open {gateway}/ui/ to see room-1 in the viewer.
+
+(DS_TOKEN: the committed test-only key, every bucket, {config.token_ttl_secs // 86400} days.)
 
 Starting:"""
 
@@ -88,6 +96,8 @@ def ready_line(component: str, seconds: float, config: StackConfig) -> str:
         "envoy": f"{config.gateway_url}",
         "ds-sync": "session streams -> session_events, items -> pg-items",
         "heartbeat": f"every {config.heartbeat_secs:g} s: items, then session-events",
+        "snapshots": f"ds-spark snapshots every {config.snapshot_secs:g} s "
+        f"(log: {_shown(config.logs_dir)}/snapshots.log)",
     }[component]
     return f"  {component:<{_NAME_WIDTH}} ready  {seconds:5.1f} s   {detail}"
 

@@ -1,8 +1,8 @@
 """``ds-dev`` (``make dev``): the whole stack in the foreground until Ctrl-C.
 
 ``ds-dev reset`` removes its state, ``ds-dev env`` prints shell exports for
-the running stack, and ``ds-dev spark analytics|snapshots`` run the ds-spark
-jobs against it.
+the running stack, ``ds-dev psql`` opens psql on its database, and
+``ds-dev spark analytics|snapshots`` run the ds-spark jobs against it.
 """
 
 from __future__ import annotations
@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
         )
     parser.add_argument("--heartbeat-secs", type=float, default=5.0, help="make: HEARTBEAT_SECS")
     parser.add_argument(
+        "--snapshot-secs",
+        type=float,
+        default=defaults.SNAPSHOT_SECS,
+        help="run the session snapshot job (Spark) this often; 0: never (make: SNAPSHOT_SECS)",
+    )
+    parser.add_argument(
         "--replicas",
         type=int,
         default=1,
@@ -74,6 +80,10 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("reset", help="delete the stack's state (streams, Postgres, logs)")
     commands.add_parser("env", help="print shell exports for the running stack")
+    psql = commands.add_parser(
+        "psql", help="psql on the running stack's database (the system's or the bundled one)"
+    )
+    psql.add_argument("psql_args", nargs="*", help="passed to psql (`ds-dev psql -c 'SELECT 1'`)")
     spark = commands.add_parser("spark", help="run a ds-spark job against the running stack")
     spark.add_argument("job", choices=["analytics", "snapshots"])
     spark.add_argument("job_args", nargs=argparse.REMAINDER)
@@ -82,11 +92,19 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the stack (no command), or one of the commands."""
+    argv = sys.argv[1:] if argv is None else argv
+    # Everything after `psql` is psql's (`ds-dev psql -At -c ...`), passed on as it is.
+    psql_args: list[str] = []
+    if "psql" in argv:
+        cut = argv.index("psql") + 1
+        argv, psql_args = argv[:cut], argv[cut:]
     args = _parser().parse_args(argv)
     if args.command == "reset":
         _reset(args.state_dir)
     elif args.command == "env":
         _env(args.state_dir)
+    elif args.command == "psql":
+        _psql(args.state_dir, psql_args)
     elif args.command == "spark":
         _spark(args.state_dir, args.job, args.job_args)
     else:
@@ -99,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
             sync_port=args.sync_port,
             server_metrics_port=args.server_metrics_port,
             heartbeat_secs=args.heartbeat_secs,
+            snapshot_secs=max(0.0, args.snapshot_secs),
             replicas=max(1, args.replicas),
             balance=args.balance,
             tls=args.tls,
@@ -235,11 +254,17 @@ def _env(state_dir: Path) -> None:
     info = _running(state_dir)
     exports = "".join(f"export {name}={value}\n" for name, value in _trust_env(info).items())
     banner.say(
-        f"export TOKEN={info['token']}\n"
+        f"export DS_TOKEN={info['token']}\n"
         f"export DS_GATEWAY_URL={info['gateway_url']}\n"
         f"{exports}"
         f"export POSTGRES_URL={info['postgres_url']}"
     )
+
+
+def _psql(state_dir: Path, psql_args: list[str]) -> NoReturn:
+    info = _running(state_dir)
+    command = banner.psql_command()
+    os.execvp(command, [command, str(info["postgres_url"]), *psql_args])
 
 
 def _spark(state_dir: Path, job: str, job_args: list[str]) -> None:

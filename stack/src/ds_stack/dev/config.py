@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ds_stack.ports import LOOPBACK
+from ds_stack.ports import LOOPBACK, free_port
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -24,6 +25,9 @@ REPLICA_PORT_STEP = 10
 STORE_SCHEMA = "ds_server"
 # ds-server's /metrics listener (DS_METRICS__PORT's default).
 SERVER_METRICS_PORT = 9437
+# The session snapshot job's period: a Spark start (a JVM) an hour is cheap,
+# and bounds session-events (about 100 kB an hour of heartbeats) by far.
+SNAPSHOT_SECS = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,8 @@ class StackConfig:
     sync_port: int = SYNC_PORT
     server_metrics_port: int = SERVER_METRICS_PORT
     heartbeat_secs: float = 5.0
+    # The session snapshot job runs this often (0: never); it is what bounds session streams.
+    snapshot_secs: float = SNAPSHOT_SECS
     # Set: ds-sync reads table changes from Electric's Shape API instead of the WAL.
     electric_url: str | None = None
     # Tokens the stack mints (the dev key's) live this long; a restart mints new ones.
@@ -149,3 +155,26 @@ class StackConfig:
                 for i, port in enumerate(self.server_metrics_ports)
             },
         }
+
+
+def throwaway(prefix: str, **changes: Any) -> StackConfig:
+    """A stack on free loopback ports, its state in a new directory under /tmp, Postgres
+    without fsyncs: what a test runs (``changes`` sets any other field).
+
+    Not under pytest's ``tmp_path``: its base is private to root (0700), and
+    Postgres runs as another user, which must reach its data directory.
+    """
+    state_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    state_dir.chmod(0o755)  # mkdtemp's 0700 would keep Postgres's user out
+    ports = {
+        name: free_port()
+        for name in (
+            "gateway_port",
+            "server_port",
+            "admin_port",
+            "postgres_port",
+            "sync_port",
+            "server_metrics_port",
+        )
+    }
+    return StackConfig(state_dir=state_dir, durable_postgres=False, **{**ports, **changes})

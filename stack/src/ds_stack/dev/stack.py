@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # sessions.md §1: the default bucket of session streams (buckets are created explicitly).
 SESSIONS_BUCKET = "sessions"
 # The components in start order; stopped in reverse.
-COMPONENTS = ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat")
+COMPONENTS = ("postgres", "ds-server", "envoy", "ds-sync", "heartbeat", "snapshots")
 
 
 class Reporter(Protocol):
@@ -97,6 +97,7 @@ class Stack:
         # ds-sync and the heartbeat need tokens: their specs are made once minted.
         self.sync: Process | None = None
         self.heartbeat: Process | None = None
+        self.snapshots: Process | None = None
         self.started_at = 0.0
 
     def start(self, reporter: Reporter | None = None) -> None:
@@ -136,6 +137,10 @@ class Stack:
             self.heartbeat = Process(self._heartbeat_spec())
             self.heartbeat.start()
             report.ready("heartbeat", self._elapsed())
+            if config.snapshot_secs > 0:
+                self.snapshots = Process(self._snapshots_spec())
+                self.snapshots.start()
+                report.ready("snapshots", self._elapsed())
         except BaseException:
             pending.cancel()
             self.stop()
@@ -214,6 +219,17 @@ class Stack:
             env=config.trust_env(),
         )
 
+    def _snapshots_spec(self) -> ProcessSpec:
+        config = self.config
+        return components.snapshot_schedule(
+            server_url=config.gateway_url,
+            postgres_url=config.postgres_url,
+            token=self.tokens["sync"],
+            every_secs=config.snapshot_secs,
+            log_path=config.logs_dir / "snapshots.log",
+            env=config.trust_env(),
+        )
+
     def processes(self) -> dict[str, Process]:
         """The launched components other than Postgres, by name."""
         found = {server.spec.name: server for server in self.servers}
@@ -222,6 +238,8 @@ class Stack:
             found["ds-sync"] = self.sync
         if self.heartbeat is not None:
             found["heartbeat"] = self.heartbeat
+        if self.snapshots is not None:
+            found["snapshots"] = self.snapshots
         return found
 
     @property

@@ -2,10 +2,15 @@
 
 Odd ticks insert a row into ``items`` (ds-sync mirrors it to ``pg-items``);
 even ticks append a session event to ``session-events`` (ds-sync copies it
-into ``session_events``). Appends carry idempotent-producer headers, and an
-append whose answer was lost is sent again with the same sequence number
-before any new one, so a retry never doubles an event. A tick that fails
-(Postgres or the server restarting) is logged and the next one tries again.
+into ``session_events``). What it leaves behind stays small however long it
+runs: it deletes its rows beyond the newest ``keep`` and reuses ``keep``
+message keys, so ``items``, the ``pg-items`` mirror's state and
+``session-events``' snapshot stay bounded (their history lives on in
+Postgres and leaves the streams with compaction and snapshots). Appends
+carry idempotent-producer headers, and an append whose answer was lost is
+sent again with the same sequence number before any new one, so a retry
+never doubles an event. A tick that fails (Postgres or the server
+restarting) is logged and the next one tries again.
 """
 
 from __future__ import annotations
@@ -28,6 +33,12 @@ if TYPE_CHECKING:
     from ds_stack.heartbeat.settings import Settings
 
 JSON = "application/json"
+# The heartbeat's own rows (its titles), all but the newest N.
+_TRIM_ITEMS = """
+DELETE FROM items WHERE title LIKE 'heartbeat %%' AND id <= (
+    SELECT id FROM items WHERE title LIKE 'heartbeat %%' ORDER BY id DESC OFFSET %s LIMIT 1
+)
+"""
 _REQUEST_SECS = 10.0
 
 
@@ -44,11 +55,12 @@ def now_rfc3339() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def session_event(producer_id: str, epoch: int, tick: int) -> dict[str, object]:
-    """A State Protocol message event (sessions.md §2) for ``tick``."""
+def session_event(producer_id: str, tick: int, keep: int) -> dict[str, object]:
+    """A State Protocol message event (sessions.md §2) for ``tick``, on one of ``keep`` keys."""
     return {
         "type": "message",
-        "key": f"msg:{producer_id}-{epoch}-{tick}",
+        # An insert of a key that exists is an upsert (sessions.md §2).
+        "key": f"msg:{producer_id}-{tick // 2 % keep}",
         "value": {"role": "system", "text": f"heartbeat {tick}", "author": "producer:heartbeat"},
         "headers": {"operation": "insert", "timestamp": now_rfc3339()},
     }
@@ -92,20 +104,22 @@ class Heartbeat:
         self.http.close()
 
     def insert_item(self, tick: int) -> str:
-        """Odd tick: one row into ``items``."""
+        """Odd tick: one row into ``items``, and its rows beyond the newest ``keep`` out."""
         with psycopg.connect(self.settings.postgres_url, autocommit=True, connect_timeout=5) as db:
             row = db.execute(
                 "INSERT INTO items (title, body) VALUES (%s, %s) RETURNING id",
                 (f"heartbeat {tick}", f"tick {tick} at {now_rfc3339()}"),
             ).fetchone()
-        assert row is not None
-        return f"inserted items id={row[0]}"
+            assert row is not None
+            deleted = db.execute(_TRIM_ITEMS, (self.settings.keep,)).rowcount
+        return f"inserted items id={row[0]}" + (f", deleted {deleted}" if deleted > 0 else "")
 
     def append_event(self, tick: int) -> str:
         """Even tick: the pending append if there is one, else a new session event."""
         self._ensure_stream()
         if self.pending is None:
-            body = json.dumps(session_event(self.producer_id, self.epoch, tick)).encode()
+            event = session_event(self.producer_id, tick, self.settings.keep)
+            body = json.dumps(event).encode()
             self.pending = Pending(self.next_seq, body)
             self.next_seq += 1
         pending = self.pending

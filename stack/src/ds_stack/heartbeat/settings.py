@@ -34,6 +34,12 @@ class Settings(BaseSettings):
         description="bearer token, when the server is behind Envoy (write on the stream's bucket)",
     )
     interval_secs: float = Field(default=5.0, gt=0, description="seconds between two ticks")
+    keep: int = Field(
+        default=100,
+        ge=1,
+        description="rows of its own it keeps in `items` (older ones are deleted) and message "
+        "keys it writes in turn, so what it leaves behind stays small however long it runs",
+    )
     stream: str = Field(
         default="session-events",
         description="where even ticks append their session event (ds-sync copies it into "

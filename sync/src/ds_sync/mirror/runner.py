@@ -11,6 +11,9 @@ would cut its batches after the restart.
 
 A ``snapshot-start`` sent to a stream that already has messages is
 preceded by a ``reset``, so readers drop what they built from them.
+Between batches, and when it starts, the mirror compacts the stream once
+it has grown enough (``compaction``): the table's state becomes the
+stream's snapshot, and the history before it is released.
 
 Errors: a table that can't be mirrored as it is (no primary key, missing,
 stream closed) is marked ``failed`` with the reason, logged once, and tried
@@ -32,6 +35,7 @@ import psycopg
 from ds_sync import failpoints
 from ds_sync.backoff import Backoff
 from ds_sync.mirror.catalog import table_shape
+from ds_sync.mirror.compaction import Compactor
 from ds_sync.mirror.feed import FeedContext, feed_class
 from ds_sync.mirror.messages import bodies, encode_item
 from ds_sync.mirror.model import Control, TableRefused
@@ -47,6 +51,7 @@ if TYPE_CHECKING:
     from ds_sync.mirror.feed import ChangeFeed
     from ds_sync.mirror.model import FeedBatch, Item
     from ds_sync.mirror.state import MirrorState, MirrorStore
+    from ds_sync.model import StreamInfo
     from ds_sync.server_api import ServerApi
     from ds_sync.settings import Settings
     from ds_sync.table_names import TableName
@@ -85,6 +90,7 @@ class TableMirror:
         self._feed_name = settings.change_feed
         self._stream_has_data = False
         self._reported: str | None = None
+        self._compactor: Compactor | None = None
 
     async def run(self) -> None:
         """Sync, recover, retry; returns only when the table is fenced off."""
@@ -120,7 +126,18 @@ class TableMirror:
                 self.table, self._feed_name, producer_id(self.table.qualified)
             )
             shape = await table_shape(conn, self.table)
-            await self._ensure_stream()
+            info = await self._ensure_stream()
+            self._compactor = Compactor(
+                self._api,
+                self.table.stream,
+                self.table.qualified,
+                self._store,
+                self._metrics,
+                after_bytes=self._settings.compact_after_bytes,
+            )
+            await self._compactor.restore(state.snapshot, info)
+            # Before anything is sent: a stream refusing appends (413) is freed first.
+            await self._compactor.run_if_due(info)
             try:
                 state = await self._recover(state)
             except ProducerLost as exc:
@@ -173,6 +190,8 @@ class TableMirror:
                     return
                 self._count(batch)
                 failpoints.reached("mirror.committed")
+                if self._compactor is not None:
+                    await self._compactor.run_if_due()
             await feed.delivered(batch.position)
 
     def _items(self, batch: FeedBatch) -> list[Item]:
@@ -201,6 +220,8 @@ class TableMirror:
                 metrics=self._metrics,
             )
             self._stream_has_data = self._stream_has_data or appended
+            if self._compactor is not None:
+                self._compactor.posted(len(body))
             failpoints.reached("mirror.posted-body")
         failpoints.reached("mirror.posted")
         return await self._store.commit(state)
@@ -221,7 +242,7 @@ class TableMirror:
         if batch.committed_at is not None:
             self._metrics.delivered_lag(time.time() - batch.committed_at)
 
-    async def _ensure_stream(self) -> None:
+    async def _ensure_stream(self) -> StreamInfo:
         """Create the stream when missing; learn whether it holds messages."""
         stream = self.table.stream
         try:
@@ -236,6 +257,7 @@ class TableMirror:
         if info.closed:
             raise TableRefused(f"stream {stream} is closed: nothing more can be appended")
         self._stream_has_data = info.tail > 0
+        return info
 
     async def _connect(self) -> AsyncConnection[TupleRow]:
         conn = await psycopg.AsyncConnection.connect(

@@ -43,11 +43,14 @@ class MirrorState:
     position: bytes | None
     pending_position: bytes | None = None
     outbox: tuple[tuple[int, bytes], ...] = ()
+    # The latest snapshot compaction published (offset, Unix time), as recorded.
+    snapshot: tuple[str, float] | None = None
 
 
 _SELECT = (
     "SELECT stream, feed, producer_id, producer_epoch, next_seq, position::text, "
-    "pending_position::text FROM sync_mirrors WHERE table_name = %s"
+    "pending_position::text, snapshot_offset, extract(epoch FROM snapshot_at)::float8 "
+    "FROM sync_mirrors WHERE table_name = %s"
 )
 _STAGE = """
 WITH moved AS (
@@ -98,7 +101,8 @@ class MirrorStore:
                 (table.qualified,),
             )
             outbox = tuple((int(seq), bytes(body)) for seq, body in await cursor.fetchall())
-        stream, stored_feed, stored_producer, epoch, next_seq, position, pending = row
+        stream, stored_feed, stored_producer, epoch, next_seq, position, pending = row[:7]
+        snapshot_offset, snapshot_at = row[7:]
         return MirrorState(
             table=table.qualified,
             stream=stream,
@@ -109,6 +113,7 @@ class MirrorStore:
             position=None if position is None else position.encode(),
             pending_position=None if pending is None else pending.encode(),
             outbox=outbox if pending is not None else (),
+            snapshot=None if snapshot_offset is None else (snapshot_offset, float(snapshot_at)),
         )
 
     async def stage(self, state: MirrorState, bodies: list[bytes], position: bytes) -> MirrorState:
@@ -179,6 +184,17 @@ class MirrorStore:
             pending_position=None,
             outbox=(),
         )
+
+    async def record_snapshot(self, table: str, offset: str) -> float:
+        """Compaction published a snapshot at ``offset`` (now); when, as Unix time."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE sync_mirrors SET snapshot_offset = %s, snapshot_at = now() "
+                "WHERE table_name = %s RETURNING extract(epoch FROM snapshot_at)::float8",
+                (offset, table),
+            )
+            row = await cursor.fetchone()
+        return time.time() if row is None else float(row[0])
 
     async def set_status(self, table: str, status: str, detail: str | None) -> None:
         """``active``, or ``failed`` with why (the position stays where it is)."""

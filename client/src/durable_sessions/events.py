@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ds_client.bootstrap import Bootstrap
+    from durable_sessions.protocol.bootstrap import Bootstrap
 
 
 @dataclass(frozen=True, slots=True)

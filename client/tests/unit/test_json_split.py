@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from ds_client._json import JsonFramingError, split_arrays
+from durable_sessions.protocol.json_mode import JsonFramingError
+from durable_sessions.protocol.json_mode import split_json_arrays as split_arrays
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -1,4 +1,4 @@
-"""Splitting JSON-mode read bodies into their messages, byte for byte.
+"""JSON mode: splitting read bodies into their messages, byte for byte; batching appends.
 
 A read of a JSON stream returns its messages wrapped in one array; a client
 that reads several pages in a row gets several arrays back to back. Each
@@ -18,7 +18,7 @@ class JsonFramingError(ValueError):
     """The body is not a sequence of JSON arrays."""
 
 
-def split_arrays(body: bytes) -> list[bytes]:
+def split_json_arrays(body: bytes) -> list[bytes]:
     """The elements of every top-level JSON array in ``body``, each as its raw bytes."""
     text = body.decode("utf-8")
     messages: list[bytes] = []
@@ -52,3 +52,11 @@ def _skip(text: str, index: int) -> int:
     while index < len(text) and text[index] in _WHITESPACE:
         index += 1
     return index
+
+
+def json_batch(messages: list[bytes]) -> bytes:
+    """One append body holding ``messages`` (each one JSON value's bytes) as a JSON array.
+
+    The server flattens one array level: each element is stored as a message.
+    """
+    return b"[" + b",".join(messages) + b"]"

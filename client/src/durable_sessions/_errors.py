@@ -11,4 +11,6 @@ def http_error(status: int, url: str, body: str = "") -> DurableStreamError:
         return StreamNotFoundError(url=url)
     if status == 410:
         return RetentionGoneError(details=body)
-    return DurableStreamError(f"HTTP {status} from {url}", status=status, details=body)
+    return DurableStreamError(
+        f"HTTP {status} from {url}: {body[:200]}", status=status, details=body
+    )
