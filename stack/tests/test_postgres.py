@@ -16,9 +16,13 @@ import psycopg
 import pytest
 from ds_stack.ports import free_port
 from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
+from ds_stack.postgres._binaries import binaries_version
+from ds_stack.postgres.testing import local_postgres
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from ds_stack.postgres.testing import PostgresServer, ServerSource
 
 
 @pytest.fixture
@@ -29,22 +33,33 @@ def data_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def test_session_server_has_logical_decoding_on_loopback(postgres: EmbeddedPostgres) -> None:
-    with psycopg.connect(postgres.url()) as conn:
-        settings = dict(
+def settings_of(url: str) -> dict[str, str]:
+    with psycopg.connect(url) as conn:
+        return dict(
             conn.execute(
                 "SELECT name, setting FROM pg_settings WHERE name IN "
                 "('wal_level', 'listen_addresses', 'unix_socket_directories', 'server_version_num')"
             ).fetchall()
         )
-    assert settings["wal_level"] == "logical"
-    assert settings["listen_addresses"] == "127.0.0.1"
-    assert settings["unix_socket_directories"] == str(postgres.socket_dir)
-    assert int(settings["server_version_num"]) // 10000 == 18
-    assert (postgres.socket_dir / f".s.PGSQL.{postgres.port}").exists()
 
 
-def test_each_test_database_is_its_own(postgres: EmbeddedPostgres, postgres_db: str) -> None:
+def test_session_server_decodes_logically(postgres: PostgresServer) -> None:
+    assert settings_of(postgres.url())["wal_level"] == "logical"
+
+
+def test_a_server_of_our_own_listens_on_loopback_only(postgres_source: ServerSource) -> None:
+    # The binaries DS_TEST_POSTGRES_BIN names, else the wheel's.
+    with local_postgres(postgres_source.bin_dir) as server:
+        settings = settings_of(server.url())
+        assert settings["wal_level"] == "logical"
+        assert settings["listen_addresses"] == "127.0.0.1"
+        assert settings["unix_socket_directories"] == str(server.socket_dir)
+        major, _ = binaries_version(server.bin_dir)
+        assert int(settings["server_version_num"]) // 10000 == major
+        assert (server.socket_dir / f".s.PGSQL.{server.port}").exists()
+
+
+def test_each_test_database_is_its_own(postgres: PostgresServer, postgres_db: str) -> None:
     with psycopg.connect(postgres_db) as conn:
         conn.execute("CREATE TABLE only_here (id int)")
     other = postgres.create_database("other_" + os.urandom(4).hex())
@@ -56,7 +71,7 @@ def test_each_test_database_is_its_own(postgres: EmbeddedPostgres, postgres_db: 
         postgres.drop_database(other.rsplit("/", 1)[1])
 
 
-def test_wrong_password_is_refused(postgres: EmbeddedPostgres) -> None:
+def test_wrong_password_is_refused(postgres: PostgresServer) -> None:
     url = postgres.url().replace(":password@", ":wrong@")
     with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
         psycopg.connect(url)
