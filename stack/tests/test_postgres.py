@@ -16,7 +16,8 @@ import psycopg
 import pytest
 from ds_stack.ports import free_port
 from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
-from ds_stack.postgres._binaries import binaries_version
+from ds_stack.postgres._binaries import bin_dir, binaries_version
+from ds_stack.postgres._placement import BINARIES_ROOT, DATA_ROOT, remove_data
 from ds_stack.postgres.testing import local_postgres
 
 if TYPE_CHECKING:
@@ -147,3 +148,40 @@ def test_cli_serves_until_sigterm(data_dir: Path) -> None:
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def test_starts_from_a_private_directory(tmp_path: Path) -> None:
+    """A clone under /root or a mktemp -d folder: binaries and data in a directory (0700)
+    other users can't enter. As root the server's user can't either: both move out."""
+    private = Path(tempfile.mkdtemp(prefix="ds-private-"))
+    assert private.stat().st_mode & 0o777 == 0o700
+    # The wheel's layout: its libraries sit beside the package (RPATH $ORIGIN/../../..).
+    package = bin_dir().parent.parent
+    copied = private / "site-packages" / package.name
+    shutil.copytree(package / "pginstall", copied / "pginstall", symlinks=True)
+    libs = package.with_name(f"{package.name}.libs")
+    if libs.is_dir():
+        shutil.copytree(libs, copied.with_name(libs.name), symlinks=True)
+    config = PostgresConfig(
+        data_dir=private / "state" / "postgres",
+        durable=False,
+        bin_dir=copied / "pginstall" / "bin",
+    )
+    server = EmbeddedPostgres(config)
+    try:
+        with EmbeddedPostgres(config) as server, psycopg.connect(server.url()) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+            if os.geteuid() == 0:
+                assert config.data_dir.is_symlink()
+                assert server.data_dir.parent == DATA_ROOT
+                assert server.bin_dir.is_relative_to(BINARIES_ROOT)
+        with EmbeddedPostgres(config) as server:  # and again, on the same data
+            assert server.data_dir == config.data_dir.resolve()
+        moved = server.data_dir
+        remove_data(config.data_dir)
+        assert not config.data_dir.exists()
+        assert not moved.exists()
+    finally:
+        if server.bin_dir.is_relative_to(BINARIES_ROOT):
+            shutil.rmtree(BINARIES_ROOT / server.bin_dir.relative_to(BINARIES_ROOT).parts[0])
+        shutil.rmtree(private, ignore_errors=True)

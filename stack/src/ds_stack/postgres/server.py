@@ -28,6 +28,7 @@ from ds_stack.ports import LOOPBACK, PortInUse, free_port
 from ds_stack.postgres._account import Account, chown_tree, server_account, unreachable
 from ds_stack.postgres._admin import create_database, drop_database
 from ds_stack.postgres._binaries import bin_dir
+from ds_stack.postgres._placement import reachable_binaries, reachable_data_dir
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -75,10 +76,7 @@ class EmbeddedPostgres:
 
     def __init__(self, config: PostgresConfig) -> None:
         self.config = config
-        self.data_dir = config.data_dir.resolve()
-        self.pgdata = self.data_dir / "pgdata"
-        self.socket_dir = self.data_dir / "socket"
-        self.log_path = self.data_dir / "postgres.log"
+        self._place(config.data_dir.resolve())
         self.port = config.port
         self.bin_dir = bin_dir(config.bin_dir)
         self._process: Process | None = None
@@ -102,6 +100,10 @@ class EmbeddedPostgres:
     def start(self) -> None:
         """Initialise the cluster if needed, start the server, wait until it accepts connections."""
         self._account = server_account()
+        if self._account is not None:
+            # Out of private directories (a clone under /root): see _placement.
+            self.bin_dir = reachable_binaries(self.bin_dir, self._account)
+            self._place(reachable_data_dir(self.config.data_dir, self._account))
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.socket_dir.mkdir(exist_ok=True)
         if self._account is not None:
@@ -151,6 +153,12 @@ class EmbeddedPostgres:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+    def _place(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.pgdata = data_dir / "pgdata"
+        self.socket_dir = data_dir / "socket"
+        self.log_path = data_dir / "postgres.log"
 
     def _check_reachable(self, account: Account) -> None:
         # The data directory itself is handed to the account; its parents must let it through.
