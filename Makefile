@@ -130,6 +130,9 @@ unit-postgres15: $(VENV)/.synced $(POSTGRES15_BIN)/postgres ## pytest: the tests
 	DS_TEST_POSTGRES_BIN=$(POSTGRES15_BIN) $(VENV)/bin/pytest -q -m postgres \
 		-n $(POSTGRES_WORKERS) --dist loadgroup $(POSTGRES_TESTS) $(PYTEST_ARGS)
 
+test-docker: $(VENV)/.synced ## Opt-in, needs a Docker engine: ds-sync on Electric's real image and Postgres 17, docker-compose.yml up with a round trip (each skips in one line without an engine)
+	$(VENV)/bin/pytest -q -m docker -rs tests/docker $(PYTEST_ARGS)
+
 # `make test-postgres-matrix MATRIX_ARGS="--versions 14,18"` for some versions.
 MATRIX_ARGS ?=
 

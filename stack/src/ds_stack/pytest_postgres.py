@@ -15,6 +15,10 @@ every workspace member can ask for them:
 Every test that uses one of them is marked ``postgres``: ``-m postgres``
 selects what runs again on each Postgres version. A test that asks for the
 server in its body (``request.getfixturevalue``) carries the mark itself.
+
+Tests marked ``docker`` are opt-in: they run only when the ``-m``
+expression names ``docker`` (``make test-docker``), and skip with a
+one-line reason where no Docker engine answers (``docker_engine``).
 """
 
 from __future__ import annotations
@@ -41,10 +45,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.postgres)
+    if "docker" in (config.option.markexpr or ""):
+        return
+    opted_out = [item for item in items if item.get_closest_marker("docker")]
+    if opted_out:
+        config.hook.pytest_deselected(items=opted_out)
+        items[:] = [item for item in items if not item.get_closest_marker("docker")]
 
 
 def pytest_report_header() -> str:
@@ -54,6 +64,16 @@ def pytest_report_header() -> str:
         return f"postgres: {ServerSource.from_environment().describe()}"
     except (ValueError, RuntimeError) as exc:
         return f"postgres: {exc}"
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> None:
+    """Skips the test, saying why in one line, where no Docker engine answers."""
+    from ds_stack.postgres.docker import docker_engine_reason
+
+    reason = docker_engine_reason()
+    if reason is not None:
+        pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
