@@ -121,14 +121,14 @@ unit-e2e: $(VENV)/.synced
 
 # The tests that need Postgres (`-m postgres`: ds-sync both ways with its kill
 # tests, the postgres store's contract and persistence, Spark's Postgres
-# reader) on a server other than the embedded 18 the runs above use.
-# --dist loadgroup keeps Spark's tests on one worker (one JVM).
+# reader) on a server other than the embedded 18 the runs above use. Spark's
+# three such tests may start a SparkSession on each worker.
 POSTGRES_TESTS := server/tests/stores server/tests/unit sync/tests spark/tests stack/tests
 POSTGRES_WORKERS ?= 2
 
 unit-postgres15: $(VENV)/.synced $(POSTGRES15_BIN)/postgres ## pytest: the tests that need Postgres, on Debian's PostgreSQL 15 (part of `make unit`)
 	DS_TEST_POSTGRES_BIN=$(POSTGRES15_BIN) $(VENV)/bin/pytest -q -m postgres \
-		-n $(POSTGRES_WORKERS) --dist loadgroup $(POSTGRES_TESTS) $(PYTEST_ARGS)
+		-n $(POSTGRES_WORKERS) $(POSTGRES_TESTS) $(PYTEST_ARGS)
 
 test-docker: $(VENV)/.synced ## Opt-in, needs a Docker engine: ds-sync on Electric's real image and Postgres 17, docker-compose.yml up with a round trip (each skips in one line without an engine)
 	$(VENV)/bin/pytest -q -m docker -rs tests/docker $(PYTEST_ARGS)

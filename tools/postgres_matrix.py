@@ -20,8 +20,7 @@ Where each version comes from:
 
 Each version runs ``pytest -m postgres`` over the paths given
 (``DS_TEST_POSTGRES_BIN`` or ``DS_TEST_POSTGRES_DOCKER`` chooses the
-server), spread over ``--workers`` (``--dist loadgroup``: Spark's tests
-stay on one worker); the table counts each suite's results (below) from
+server), spread over ``--workers``; the table counts each suite's results (below) from
 pytest's JUnit XML. It is printed, written to
 ``build/postgres-matrix/matrix.md``, and the exit status is 1 when
 anything failed.
@@ -165,7 +164,7 @@ def run(source: Source, paths: list[str], workers: int) -> Row:
     report = OUT / f"{slug}.xml"
     report.unlink(missing_ok=True)
     command = [str(PYTEST), "-q", "-m", "postgres", "-p", "no:cacheprovider"]
-    command += ["-n", str(workers), "--dist", "loadgroup", f"--junitxml={report}", *paths]
+    command += ["-n", str(workers), f"--junitxml={report}", *paths]
     print(f"== {source.name}: {' '.join(command[1:])}", flush=True)
     subprocess.run(command, cwd=ROOT, env={**os.environ, **source.env}, check=False)
     tally(row, report)

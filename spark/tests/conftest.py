@@ -27,14 +27,6 @@ if TYPE_CHECKING:
 
 # Few shuffle partitions: the frames here are tiny, and each partition is a task.
 TEST_CONF = {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"}
-HERE = Path(__file__).resolve().parent
-
-
-def pytest_itemcollected(item: pytest.Item) -> None:
-    """Under pytest-xdist (``--dist loadgroup``: the Postgres version passes run Spark's tests
-    beside others), this suite stays on one worker: one JVM."""
-    if item.path.is_relative_to(HERE):
-        item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture(scope="session")
