@@ -14,7 +14,11 @@ from electric_docker import electric_environment
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-DOCKER_TESTS = ["tests/docker/test_electric_image.py", "tests/docker/test_compose_up.py"]
+DOCKER_TESTS = [
+    "tests/docker/test_electric_image.py",
+    "tests/docker/test_compose_up.py",
+    "tests/docker/test_e2e_on_electric.py",
+]
 
 
 def pytest_run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -30,7 +34,7 @@ def pytest_run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_without_asking_for_docker_none_of_them_is_selected() -> None:
     done = pytest_run("--collect-only", "-q", *DOCKER_TESTS)
-    assert "no tests collected (2 deselected)" in done.stdout, done.stdout
+    assert "no tests collected (4 deselected)" in done.stdout, done.stdout
 
 
 def test_asked_for_they_run_or_skip_in_one_line() -> None:
@@ -38,13 +42,13 @@ def test_asked_for_they_run_or_skip_in_one_line() -> None:
     if reason is not None:
         done = pytest_run("-m", "docker", "-rs", *DOCKER_TESTS)
         assert done.returncode == 0, done.stdout
-        assert "2 skipped" in done.stdout, done.stdout
+        assert "4 skipped" in done.stdout, done.stdout
         skips = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
-        assert len(skips) == 2, done.stdout
+        assert len(skips) == 4, done.stdout
         assert all("no Docker engine answers" in line for line in skips), skips
     else:  # an engine: selection alone here; make test-docker runs them
         done = pytest_run("-m", "docker", "--collect-only", "-q", *DOCKER_TESTS)
-        assert "2 tests collected" in done.stdout, done.stdout
+        assert "4 tests collected" in done.stdout, done.stdout
 
 
 def test_a_postgres_image_without_an_engine_skips_the_postgres_tests() -> None:
