@@ -17,8 +17,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The browser tests drive Debian's Chromium: Playwright's own browser download
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
+# Debian's PostgreSQL 15: the Postgres-dependent tests run on it as well as on
+# the embedded 18. Installing the package may create and start a cluster of
+# Debian's own (15/main, port 5432); nothing here uses it or minds it.
+POSTGRES15_BIN := /usr/lib/postgresql/15/bin
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -51,7 +55,11 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends chromium
 
-setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed sync/tests/node/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
+$(POSTGRES15_BIN)/postgres:
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends postgresql-15
+
+setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed sync/tests/node/node_modules/.installed $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## Install everything (uv, Python workspace, npm packages, Chromium, Debian's PostgreSQL 15)
 
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
@@ -98,16 +106,17 @@ typecheck: $(VENV)/.synced ## mypy --strict on the sources
 # side by side: everything else spread over PYTEST_WORKERS xdist workers, and
 # one process each for the suites that share one costly process per run: Spark
 # (one JVM), the browser tests (one Chromium; Playwright's sync API also holds
-# an event loop other asyncio tests can't share), e2e (one whole stack) and
-# the soak test's short form (a whole stack of its own, `make soak` for an hour).
+# an event loop other asyncio tests can't share), e2e (one whole stack),
+# the soak test's short form (a whole stack of its own, `make soak` for an hour)
+# and the tests that need Postgres again, on Debian's 15.
 # Each one's output is printed when it ends.
 PYTEST_WORKERS ?= 3
 # pyproject's testpaths without spark/tests and e2e (--ignore can't drop a testpaths entry).
 SPREAD_TESTS := server/tests proxy/tests client/tests bench/tests stack/tests sync/tests tests
 PYTEST_ARGS ?=
 
-unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests
-	@$(MAKE) --no-print-directory -j5 --output-sync=target unit-spread unit-spark unit-browser unit-e2e unit-soak
+unit: $(VENV)/.synced $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests; what needs Postgres again on 15
+	@$(MAKE) --no-print-directory -j6 --output-sync=target unit-spread unit-spark unit-browser unit-e2e unit-soak unit-postgres15
 
 unit-spread: $(VENV)/.synced
 	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) $(SPREAD_TESTS) --ignore=proxy/tests/browser --ignore=tests/soak $(PYTEST_ARGS)
@@ -130,6 +139,30 @@ SOAK_SECS ?= 3600
 
 soak: $(VENV)/.synced sync/tests/node/node_modules/.installed ## The soak test for SOAK_SECS (an hour): the whole stack, lowered limits, ds-sync killed; prints its figures (not in `make test`)
 	DS_SOAK_SECS=$(SOAK_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
+
+# The tests that need Postgres (`-m postgres`: ds-sync both ways with its kill
+# tests, the postgres store's contract and persistence, Spark's Postgres
+# reader) on a server other than the embedded 18 the runs above use. Spark's
+# run alone after the rest, in one process (one JVM): two SparkSessions side
+# by side on two busy cores outlast pytest's timeout.
+POSTGRES_TESTS := server/tests/stores server/tests/unit sync/tests stack/tests
+POSTGRES_SPARK_TESTS := spark/tests/integration/test_spark_postgres_jobs.py
+POSTGRES_WORKERS ?= 2
+
+unit-postgres15: $(VENV)/.synced $(POSTGRES15_BIN)/postgres ## pytest: the tests that need Postgres, on Debian's PostgreSQL 15 (part of `make unit`)
+	DS_TEST_POSTGRES_BIN=$(POSTGRES15_BIN) $(VENV)/bin/pytest -q -m postgres \
+		-n $(POSTGRES_WORKERS) $(POSTGRES_TESTS) $(PYTEST_ARGS)
+	DS_TEST_POSTGRES_BIN=$(POSTGRES15_BIN) $(VENV)/bin/pytest -q -m postgres \
+		$(POSTGRES_SPARK_TESTS) $(PYTEST_ARGS)
+
+test-docker: $(VENV)/.synced ## Opt-in, needs a Docker engine: ds-sync on Electric's real image and Postgres 17, docker-compose.yml up with a round trip (each skips in one line without an engine)
+	$(VENV)/bin/pytest -q -m docker -rs tests/docker $(PYTEST_ARGS)
+
+# `make test-postgres-matrix MATRIX_ARGS="--versions 14,18"` for some versions.
+MATRIX_ARGS ?=
+
+test-postgres-matrix: $(VENV)/.synced $(POSTGRES15_BIN)/postgres ## The tests that need Postgres on 14, 15, 16, 17, 18 (and Docker's postgres:14-17 where an engine exists); prints a table
+	$(PY) tools/postgres_matrix.py $(MATRIX_ARGS) $(POSTGRES_TESTS) server/tests/crash tests/cluster spark/tests
 
 e2e: $(VENV)/.synced ## The e2e suite alone: the whole stack, black-box through Envoy (also part of `make unit`)
 	$(VENV)/bin/pytest -q e2e

@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     # Claimed for the life of the process, before anything else: a second
     # server on the same data directory would serve stale data and lose writes.
     data_dir_lock = _lock_data_dir(settings)
+    _check_postgres_version(settings)
     # An error names what the user set: the flag, if given, else the variable.
     names = {
         "host": "--host" if args.host else "DS_SERVER__HOST",
@@ -122,6 +123,16 @@ def _lock_data_dir(settings: Settings) -> DirectoryLock | None:
         return DirectoryLock.acquire(settings.storage.data_dir)
     except DirectoryLockError as exc:
         _fail(f"DS_STORAGE__DATA_DIR={str(settings.storage.data_dir)!r}: {exc}")
+
+
+def _check_postgres_version(settings: Settings) -> None:
+    if settings.storage.mode != "postgres":
+        return
+    from ds_server.stores._postgres.version import unsupported_server
+
+    problem = unsupported_server(settings.storage.postgres_url)
+    if problem is not None:
+        _fail(f"DS_STORAGE__POSTGRES_URL: {problem}")
 
 
 def _bind(host: str, port: int, names: dict[str, str]) -> list[socket.socket]:
