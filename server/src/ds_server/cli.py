@@ -69,7 +69,12 @@ def main(argv: list[str] | None = None) -> None:
     config = uvicorn_config(asgi_app(app), settings, host, port, args.log_level)
     _tune_gc()
     keep_freed_memory(settings.server.keep_freed_memory_bytes)
-    uvicorn.Server(config).run(sockets=sockets)
+    try:
+        uvicorn.Server(config).run(sockets=sockets)
+    finally:
+        # Lines of requests that ended during shutdown (SIGTERM) are still queued.
+        if app.request_log is not None:
+            app.request_log.close()
     if data_dir_lock is not None:
         data_dir_lock.release()
 
