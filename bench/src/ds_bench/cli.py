@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ds_bench import cluster_bench, commands, extensions, metrics_cost, probes, storage, sync_bench
+from ds_bench import (
+    cluster_bench,
+    commands,
+    extensions,
+    log_cost,
+    metrics_cost,
+    probes,
+    storage,
+    sync_bench,
+)
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -35,6 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     probes.add_parser(sub)
     cluster_bench.add_parser(sub)
     metrics_cost.add_parser(sub)
+    log_cost.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "storage":
         _storage(args)
@@ -48,6 +58,8 @@ def main(argv: list[str] | None = None) -> None:
         probes.run(args)
     elif args.command == "metrics-cost":
         metrics_cost.run(args, RESULTS)
+    elif args.command == "log-cost":
+        log_cost.run(args, RESULTS)
     elif args.command == "render":
         commands.run_render(args)
     else:
