@@ -99,3 +99,10 @@ def test_the_dropped_line_says_how_many_in_each_format() -> None:
     line = json.loads(dropped_line(12, "json"))
     assert (line["level"], line["logger"]) == ("warning", "ds_server.access")
     assert line["message"].startswith("12 request log lines dropped")
+
+
+def test_durations_are_written_to_a_tenth_of_a_millisecond() -> None:
+    for seconds in (0.0, 0.00004, 0.000151, 0.0123, 0.98761, 3.21, 9.99994, 12.345678, 4000.0):
+        entry: Entry = (100.0, 100.0 + seconds, "GET", "/healthz", 200, HEADERS)
+        line = lines([entry], "text")
+        assert f" 200 {seconds * 1000:.1f}ms id=req-7\n" in line, (seconds, line)

@@ -27,10 +27,17 @@ LOGGER: Final = "ds_server.access"
 _REQUEST_ID: Final = b"x-request-id"
 # A request id is an opaque token from the gateway; a longer one is cut.
 _MAX_ID: Final = 128
-# Ids made here, for requests that came without one: 32 hex digits, a
-# random half per process and a counter, unique without a random draw each.
+# Ids made here, for requests that came without one: 32 hex digits, unique
+# without a random draw each: 16 random per process, 8 counting batches, and
+# 8 counting the batch's ids, in decimal (digits are hex digits too) from
+# 10**7 so that there are 8 of them. A small int is the cheapest to write.
 _ID_PREFIX: Final = uuid.uuid4().hex[:16]
-_made_ids = count()
+_batches = count()
+_FIRST_IN_BATCH: Final = 10**7
+# Durations in tenths of a millisecond as text, made once each (a float's
+# text costs more than the rest of the line); up to 10 s.
+_DURATIONS: dict[int, str] = {}
+_CACHED_TENTHS: Final = 100_000
 
 
 def lines(entries: list[Entry], fmt: LogFormat) -> str:
@@ -41,12 +48,14 @@ def lines(entries: list[Entry], fmt: LogFormat) -> str:
 
 
 def _text_lines(entries: list[Entry]) -> str:
+    made_ids = _MadeIds()
     out: list[str] = []
     for started, finished, method, path, status, headers in entries:
-        elapsed_ms = (finished - started) * 1000
+        if not path.isprintable():
+            path = _escaped(path)
         out.append(
-            f"INFO {LOGGER} {method} {_printable(path)} {status} {elapsed_ms:.1f}ms "
-            f"id={_request_id(headers)}\n"
+            f"INFO {LOGGER} {method} {path} {status} {_duration(finished - started)}ms "
+            f"id={_request_id(headers) or made_ids.next()}\n"
         )
     return "".join(out)
 
@@ -55,12 +64,15 @@ def _json_lines(entries: list[Entry]) -> str:
     # Wall-clock time of a perf_counter reading: one offset for the batch.
     offset = time.time() - time.perf_counter()
     clock = _Clock()
+    made_ids = _MadeIds()
     out: list[str] = []
     for started, finished, method, path, status, headers in entries:
-        printable_path = _printable(path)
-        request_id = _request_id(headers)
+        printable_path = path if path.isprintable() else _escaped(path)
+        request_id = _request_id(headers) or made_ids.next()
         elapsed_ms = (finished - started) * 1000
-        message = f"{method} {printable_path} {status} {elapsed_ms:.1f}ms id={request_id}"
+        message = (
+            f"{method} {printable_path} {status} {_duration(finished - started)}ms id={request_id}"
+        )
         out.append(
             f'{{"time": "{clock.text(finished + offset)}", "level": "info", '
             f'"logger": "{LOGGER}", "message": {encode_basestring(message)}, '
@@ -86,16 +98,41 @@ class _Clock:
         return f"{self.prefix}.{int((wall - second) * 1000):03d}Z"
 
 
+def _duration(seconds: float) -> str:
+    """Milliseconds, rounded to a tenth (``f"{ms:.1f}"``, made once per value below 10 s)."""
+    tenths = round(seconds * 10_000)
+    if tenths >= _CACHED_TENTHS or tenths < 0:
+        return f"{seconds * 1000:.1f}"
+    text = _DURATIONS.get(tenths)
+    if text is None:
+        text = _DURATIONS[tenths] = f"{tenths / 10:.1f}"
+    return text
+
+
 def _request_id(headers: Iterable[tuple[bytes, bytes]]) -> str:
+    """The request's own id (the gateway's ``x-request-id``), or "" if it came without."""
     for name, value in headers:
         if name == _REQUEST_ID:
-            return _printable(value[:_MAX_ID].decode("latin-1"))
-    return f"{_ID_PREFIX}{next(_made_ids):016x}"
+            text = value[:_MAX_ID].decode("latin-1")
+            return text if text.isprintable() else _escaped(text)
+    return ""
 
 
-def _printable(text: str) -> str:
+class _MadeIds:
+    """Request ids for one batch's lines that came without one."""
+
+    def __init__(self) -> None:
+        self.prefix = f"{_ID_PREFIX}{next(_batches) % 16**8:08x}"
+        self.count = _FIRST_IN_BATCH
+
+    def next(self) -> str:
+        self.count += 1
+        return f"{self.prefix}{self.count}"
+
+
+def _escaped(text: str) -> str:
     # A percent-encoded newline in a path must not start a forged log line.
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    return text.encode("unicode_escape").decode("ascii")
 
 
 def dropped_line(dropped: int, fmt: LogFormat) -> str:
