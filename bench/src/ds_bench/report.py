@@ -182,6 +182,8 @@ def _num(value: float | None) -> str:
 
 def _build(meta: dict[str, object]) -> str:
     """``compiled; `` or ``plain Python; `` from the server's --version line, if recorded."""
+    if meta.get("configurations"):
+        return ""  # each configuration names its build
     described = str(meta.get("ds_server_build", ""))
     kind = described.rpartition("(")[2].rstrip(")")
     return f"{kind}; " if kind else ""
@@ -202,7 +204,9 @@ def _configuration_notes(meta: dict[str, object]) -> list[str]:
     lines = ["", "ds-server configurations (the Node reference is reached the same way):", ""]
     for name, config in described.items():
         via = " Node behind the same Envoy." if config.get("route") == "gateway" else ""
-        lines.append(f"- `{name}`: {config.get('description', '')}.{via}")
+        build = config.get("build")
+        ran = f" (ran: {build})" if build else ""
+        lines.append(f"- `{name}`: {config.get('description', '')}{ran}.{via}")
     return lines
 
 
