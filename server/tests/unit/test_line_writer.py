@@ -33,6 +33,22 @@ def test_batches_are_written_whole_and_in_order(tmp_path: Path) -> None:
     assert path.read_bytes() == batch(0, 5000)
 
 
+def test_what_the_descriptor_takes_at_once_is_written_without_the_thread(
+    tmp_path: Path,
+) -> None:
+    read_end, write_end = os.pipe()
+    with (tmp_path / "log").open("wb") as out:
+        for fd in (out.fileno(), write_end):
+            writer = LineWriter(fd, notice)
+            writer.write(batch(0, 50), 50)
+            # Written before write() returned, and no thread was needed for it.
+            assert writer._thread is None
+    assert (tmp_path / "log").read_bytes() == batch(0, 50)
+    assert os.read(read_end, 65536) == batch(0, 50)
+    os.close(read_end)
+    os.close(write_end)
+
+
 def test_on_a_pipe_each_write_is_whole_lines_of_at_most_pipe_buf(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -1,10 +1,12 @@
-"""Log lines written to a file descriptor by a thread of their own.
+"""Log lines written to a file descriptor without the event loop ever waiting for it.
 
-The event loop hands over whole batches of lines and never waits for the
-write: a stderr that is read slowly (a busy log collector, a full pipe)
-slows this thread, not the server. What waits is bounded: past
-``max_backlog`` bytes a batch is dropped and counted, and once the writes
-catch up a line says how many were lost.
+The event loop hands over whole batches of lines. What the descriptor takes
+at once (a file, a pipe with room) is written there and then; the rest goes
+to a thread of its own, so a stderr that is read slowly (a busy log
+collector, a full pipe) slows that thread, not the server. (Through the
+thread every batch would cost a wake-up and two handovers of the GIL.) What
+waits is bounded: past ``max_backlog`` bytes a batch is dropped and
+counted, and once the writes catch up a line says how many were lost.
 
 On a pipe, where ``logging``'s own records share the descriptor, each write
 is at most ``PIPE_BUF`` bytes and ends at a line's end: the kernel writes
@@ -46,10 +48,16 @@ class LineWriter:
         self._backlog = 0  # bytes queued, not yet written
         self._dropped = 0  # lines dropped since the last notice
         self._thread: threading.Thread | None = None
-        self._pipe = _is_pipe(fd)
+        mode = _mode(fd)
+        self._pipe = stat.S_ISFIFO(mode)
+        # A regular file takes any write at once; anything else is asked first.
+        self._file = stat.S_ISREG(mode)
+        self._ready = select.poll()
+        self._ready.register(fd, select.POLLOUT)
 
     def write(self, data: bytes, lines: int) -> None:
-        """Queue ``data`` (``lines`` whole lines) to be written; drop it if too much waits."""
+        """Write ``data`` (``lines`` whole lines), or what can't go now later; drop it if too
+        much waits."""
         with self._changed:
             if self._backlog + len(data) > self._max_backlog:
                 self._dropped += lines
@@ -57,6 +65,11 @@ class LineWriter:
             if self._dropped:
                 data = self._notice(self._dropped) + data
                 self._dropped = 0
+            if self._backlog == 0:  # nothing queued before it: write what can go now
+                written = self._write_now(data)
+                if written == len(data):
+                    return
+                data = data[written:]
             self._backlog += len(data)
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -80,25 +93,52 @@ class LineWriter:
                 self._backlog -= len(data)
                 self._changed.notify_all()
 
+    def _write_now(self, data: bytes) -> int:
+        """Write the lines of ``data`` the descriptor takes without waiting; how many bytes.
+
+        Lost lines (the descriptor fails) count as written.
+        """
+        view = memoryview(data)
+        start, size = 0, len(data)
+        try:
+            while start < size:
+                if not self._file and not self._ready.poll(0):
+                    return start
+                # Not a file: at most what it reports room for (on a pipe, PIPE_BUF).
+                end = size if self._file else self._chunk_end(data, start, always=True)
+                while start < end:
+                    start += os.write(self._fd, view[start:end])
+        except BlockingIOError:  # a descriptor another process made non-blocking
+            return start
+        except OSError:
+            return size  # nowhere left to log to (stderr closed): the lines are lost
+        return start
+
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         start, size = 0, len(data)
         while start < size:
-            end = size
-            if self._pipe and size - start > _ATOMIC:
-                cut = data.rfind(b"\n", start, start + _ATOMIC)
-                if cut < 0:  # one line longer than the atomic size: written alone
-                    cut = data.find(b"\n", start + _ATOMIC)
-                end = size if cut < 0 else cut + 1
+            end = self._chunk_end(data, start, always=False)
             while start < end:
                 try:
                     start += os.write(self._fd, view[start:end])
                 except BlockingIOError:  # a descriptor another process made non-blocking
-                    select.select([], [self._fd], [])
+                    self._ready.poll()
+
+    def _chunk_end(self, data: bytes, start: int, *, always: bool) -> int:
+        """Where the next write from ``start`` ends: after whole lines, at most ``PIPE_BUF``
+        bytes on a pipe (or ``always``) unless one line alone is longer."""
+        size = len(data)
+        if size - start <= _ATOMIC or not (self._pipe or always):
+            return size
+        cut = data.rfind(b"\n", start, start + _ATOMIC)
+        if cut < 0:  # one line longer than the atomic size: written alone
+            cut = data.find(b"\n", start + _ATOMIC)
+        return size if cut < 0 else cut + 1
 
 
-def _is_pipe(fd: int) -> bool:
+def _mode(fd: int) -> int:
     try:
-        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+        return os.fstat(fd).st_mode
     except OSError:
-        return False
+        return 0
