@@ -23,7 +23,7 @@ import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,8 @@ class Feature:
     setting: str  # the DS_* variable, "true" or "false"
     # None: the build on this process's path with the request log off (ds-bench's default).
     configuration: Configuration | None = None
+    # Added for the callgrind count only (see log_cost).
+    count_env: dict[str, str] = field(default_factory=dict)
 
     def env(self, side: str) -> dict[str, str]:
         return {self.setting: "true" if side == "on" else "false"}
@@ -67,10 +69,11 @@ class Feature:
     def instructions(self, side: str) -> float:
         """Instructions per POST under callgrind with the feature ``side``."""
         config = self.configuration
+        env = {**self.env(side), **self.count_env}
         if config is None:
-            return instructions.per_request(self.env(side))
+            return instructions.per_request(env)
         return instructions.per_request(
-            self.env(side), argv=config.argv, base_env=config.server_env(COMPILED_DIR)
+            env, argv=config.argv, base_env=config.server_env(COMPILED_DIR)
         )
 
 

@@ -211,7 +211,7 @@ def _builtin_hooks(
 def _request_log(settings: Settings) -> monitoring.AccessLog | None:
     # Not even a hook when its lines would be dropped (ds-server --log-level warning).
     if settings.log.requests and monitoring.access_log.log.isEnabledFor(logging.INFO):
-        return monitoring.AccessLog(settings.log.format)
+        return monitoring.AccessLog(settings.log.format, flush_secs=settings.log.flush_secs)
     return None
 
 
