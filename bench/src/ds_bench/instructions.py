@@ -51,12 +51,16 @@ def per_request(
     *,
     argv: tuple[str, ...] = ("--log-level", "warning"),
     base_env: dict[str, str] | None = None,
+    settle_secs: float = 0.0,
 ) -> float:
     """Instructions per 100-byte POST of a memory-mode ds-server with ``env`` added.
 
     ``argv``: ds-server's flags; ``base_env``: its environment before
-    ``env`` (this process's by default). ``keep``: copy callgrind's dump
-    there (for ``callgrind_annotate``).
+    ``env`` (this process's by default). ``settle_secs``: wait this long
+    before zeroing the counters and before reading them, so that work the
+    server defers (the request log's batches) is counted for the requests
+    counted, and only for them. ``keep``: copy callgrind's dump there (for
+    ``callgrind_annotate``).
     """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="ds-bench-callgrind-") as scratch:
@@ -92,8 +96,10 @@ def per_request(
             put.raise_for_status()
             with socket.create_connection(("127.0.0.1", port), timeout=120) as conn:
                 _send(conn, warmup)
+                time.sleep(settle_secs)
                 _control("-z", server.pid)
                 _send(conn, requests)
+                time.sleep(settle_secs)
                 _control("-d", server.pid)
             total = _total(out, keep)
         finally:

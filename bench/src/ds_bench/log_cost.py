@@ -13,6 +13,8 @@ the count would charge each line a batch's fixed costs (a timer, a loop
 turn, a write) that full speed shares among a thousand. The count
 therefore stretches the interval (``--count-flush-secs``, 10 s) so that a
 batch holds about as many lines as at full speed; ``0.1`` counts as shipped.
+It waits for a batch's interval after the warm-up and after the counted
+requests, so what is counted is the counted requests' lines, all of them.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def feature(build: str, count_flush_secs: float) -> Feature:
         "DS_LOG__REQUESTS",
         CONFIGURATIONS[BUILDS[build]],
         count_env={"DS_LOG__FLUSH_SECS": str(count_flush_secs)},
+        count_settle_secs=count_flush_secs + 2,
     )
 
 

@@ -52,8 +52,10 @@ class Feature:
     setting: str  # the DS_* variable, "true" or "false"
     # None: the build on this process's path with the request log off (ds-bench's default).
     configuration: Configuration | None = None
-    # Added for the callgrind count only (see log_cost).
+    # Added for the callgrind count only, and how long the server's deferred
+    # work takes to be done there (see log_cost).
     count_env: dict[str, str] = field(default_factory=dict)
+    count_settle_secs: float = 0.0
 
     def env(self, side: str) -> dict[str, str]:
         return {self.setting: "true" if side == "on" else "false"}
@@ -70,10 +72,11 @@ class Feature:
         """Instructions per POST under callgrind with the feature ``side``."""
         config = self.configuration
         env = {**self.env(side), **self.count_env}
+        settle = self.count_settle_secs
         if config is None:
-            return instructions.per_request(env)
+            return instructions.per_request(env, settle_secs=settle)
         return instructions.per_request(
-            env, argv=config.argv, base_env=config.server_env(COMPILED_DIR)
+            env, argv=config.argv, base_env=config.server_env(COMPILED_DIR), settle_secs=settle
         )
 
 
