@@ -36,6 +36,7 @@ log = logging.getLogger(LOGGER)
 
 _STARTED: Final = "ds.access.started"
 _STATUS: Final = "ds.access.status"
+_REQUEST_ID: Final = b"x-request-id"
 # How long a line may wait to be written, and how many may wait at most.
 FLUSH_SECS: Final = 0.1
 MAX_BATCH: Final = 8192
@@ -70,6 +71,13 @@ class AccessLog:
     def request_finished(self, scope: HTTPScope) -> None:
         pending = self._pending
         status: int = scope.get(_STATUS, 0)  # type: ignore[assignment]
+        # Only the id's bytes are kept, not the headers: a tuple of plain
+        # values is one the garbage collector stops tracking while it waits.
+        request_id = None
+        for name, value in scope["headers"]:
+            if name == _REQUEST_ID:
+                request_id = value
+                break
         pending.append(
             (
                 scope[_STARTED],  # type: ignore[typeddict-item]
@@ -77,7 +85,7 @@ class AccessLog:
                 scope["method"],
                 scope["path"],
                 status,
-                scope["headers"],
+                request_id,
             )
         )
         if len(pending) == 1:

@@ -13,18 +13,14 @@ import time
 import uuid
 from itertools import count
 from json.encoder import encode_basestring
-from typing import TYPE_CHECKING, Final, Literal
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
+from typing import Final, Literal
 
 # started and finished (perf_counter), method, path as routed, status (0: no
-# response), the request's headers.
-Entry = tuple[float, float, str, str, int, "Iterable[tuple[bytes, bytes]]"]
+# response), the request's x-request-id header if it had one.
+Entry = tuple[float, float, str, str, int, bytes | None]
 LogFormat = Literal["text", "json"]
 
 LOGGER: Final = "ds_server.access"
-_REQUEST_ID: Final = b"x-request-id"
 # A request id is an opaque token from the gateway; a longer one is cut.
 _MAX_ID: Final = 128
 # Ids made here, for requests that came without one: 32 hex digits, unique
@@ -50,12 +46,12 @@ def lines(entries: list[Entry], fmt: LogFormat) -> str:
 def _text_lines(entries: list[Entry]) -> str:
     made_ids = _MadeIds()
     out: list[str] = []
-    for started, finished, method, path, status, headers in entries:
+    for started, finished, method, path, status, given_id in entries:
         if not path.isprintable():
             path = _escaped(path)
         out.append(
             f"INFO {LOGGER} {method} {path} {status} {_duration(finished - started)}ms "
-            f"id={_request_id(headers) or made_ids.next()}\n"
+            f"id={_request_id(given_id) or made_ids.next()}\n"
         )
     return "".join(out)
 
@@ -66,9 +62,9 @@ def _json_lines(entries: list[Entry]) -> str:
     clock = _Clock()
     made_ids = _MadeIds()
     out: list[str] = []
-    for started, finished, method, path, status, headers in entries:
+    for started, finished, method, path, status, given_id in entries:
         printable_path = path if path.isprintable() else _escaped(path)
-        request_id = _request_id(headers) or made_ids.next()
+        request_id = _request_id(given_id) or made_ids.next()
         elapsed_ms = (finished - started) * 1000
         message = (
             f"{method} {printable_path} {status} {_duration(finished - started)}ms id={request_id}"
@@ -109,13 +105,12 @@ def _duration(seconds: float) -> str:
     return text
 
 
-def _request_id(headers: Iterable[tuple[bytes, bytes]]) -> str:
-    """The request's own id (the gateway's ``x-request-id``), or "" if it came without."""
-    for name, value in headers:
-        if name == _REQUEST_ID:
-            text = value[:_MAX_ID].decode("latin-1")
-            return text if text.isprintable() else _escaped(text)
-    return ""
+def _request_id(given: bytes | None) -> str:
+    """The request's own id (the gateway's ``x-request-id``) as text, or "" if it had none."""
+    if not given:
+        return ""
+    text = given[:_MAX_ID].decode("latin-1")
+    return text if text.isprintable() else _escaped(text)
 
 
 class _MadeIds:
