@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 # Debian's own (15/main, port 5432); nothing here uses it or minds it.
 POSTGRES15_BIN := /usr/lib/postgresql/15/bin
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -231,26 +231,35 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
+# The configurations ds-server is compared in, POST by POST (bench-configs):
+# as users run it (default, image, compose, dev through Envoy) and one tuned, labelled.
+BENCH_CONFIGS ?= default,image,compose,dev,tuned
+# `make bench-configs BENCH_CONFIGS_ARGS="--quick --repetitions 3"` for a short run.
+BENCH_CONFIGS_ARGS ?= --repetitions 5
+BENCH_TOOLS = @command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk); \
+	command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind); \
+	$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 
-bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost, then the Python SDK's producer vs the TypeScript one (not part of `make test`)
-	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
-	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
-	@# Fresh bytecode, so the many server starts don't each recompile the sources.
-	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
-	@# The compiled build is what production runs (`make wheel`), so it is what's measured.
-	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
-	@# What metrics cost: unbatched POSTs with DS_METRICS__ENABLED on and off, interleaved.
+# ds-bench starts each server with the build its configuration names (plain
+# sources, or the compiled build in $(COMPILED)); only metrics-cost, which
+# also measures in process, needs the compiled build on its own path.
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server vs the Node reference: every scenario as the image runs it, what metrics and the request log cost, the Python SDK's producer vs the TypeScript one, then POSTs in every configuration users run (not part of `make test`)
+	$(BENCH_TOOLS)
+	$(VENV)/bin/ds-bench compare --configs image --update-docs $(BENCH_ARGS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
-	@# The Python SDK's producer against the official TypeScript one, same server.
+	$(VENV)/bin/ds-bench log-cost $(BENCH_LOG_ARGS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
+	$(VENV)/bin/ds-bench compare --configs $(BENCH_CONFIGS) --scenarios post --update-docs $(BENCH_CONFIGS_ARGS)
+
+bench-configs: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## Unbatched POSTs vs Node in every configuration (BENCH_CONFIGS: default, image, compose, dev via Envoy, tuned), interleaved; ends with the ratio table
+	$(BENCH_TOOLS)
+	$(VENV)/bin/ds-bench compare --configs $(BENCH_CONFIGS) --scenarios post --update-docs $(BENCH_CONFIGS_ARGS)
 
 # `make bench-metrics BENCH_METRICS_ARGS="--quick --repetitions 3"` for a short run.
 BENCH_METRICS_ARGS ?=
 
-bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput with metrics on vs off, interleaved (also the end of `make bench`)
-	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
-	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
-	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
+bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput with metrics on vs off, interleaved (also part of `make bench`)
+	$(BENCH_TOOLS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
 
 # `make bench-producers BENCH_PRODUCERS_ARGS="--repetitions 3 --sizes 100"` for a short run.
@@ -259,6 +268,13 @@ BENCH_PRODUCERS_ARGS ?=
 .PHONY: bench-producers
 bench-producers: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## Python AsyncIdempotentProducer vs the TypeScript IdempotentProducer: msg/s at 1 and 16 producers (also the end of `make bench`)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
+
+# `make bench-log BENCH_LOG_ARGS="--quick --repetitions 3 --builds compiled"` for a short run.
+BENCH_LOG_ARGS ?=
+
+bench-log: $(VENV)/.synced $(COMPILED)/.built ## What the request log costs per POST, plain and compiled (callgrind, and wrk interleaved; also part of `make bench`)
+	$(BENCH_TOOLS)
+	$(VENV)/bin/ds-bench log-cost $(BENCH_LOG_ARGS)
 
 bench-cluster: $(VENV)/.synced bench/node/node_modules/.installed ## Postgres-store replicas: durable appends at 1/16/64 writers and SSE fan-out, 1 vs 3 replicas
 	$(VENV)/bin/ds-bench cluster

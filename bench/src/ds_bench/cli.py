@@ -9,6 +9,7 @@ from ds_bench import (
     cluster_bench,
     commands,
     extensions,
+    log_cost,
     metrics_cost,
     probes,
     producers,
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     cluster_bench.add_parser(sub)
     metrics_cost.add_parser(sub)
     producers.add_parser(sub)
+    log_cost.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "storage":
         _storage(args)
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> None:
         metrics_cost.run(args, RESULTS)
     elif args.command == "producers":
         producers.run(args, RESULTS)
+    elif args.command == "log-cost":
+        log_cost.run(args, RESULTS)
     elif args.command == "render":
         commands.run_render(args)
     else:
