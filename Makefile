@@ -17,8 +17,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The browser tests drive Debian's Chromium: Playwright's own browser download
 # cannot reach its servers, and CI machines may not have the package yet.
 CHROMIUM := /usr/bin/chromium
+# Debian's PostgreSQL 15: the Postgres-dependent tests run on it as well as on
+# the embedded 18. Installing the package may create and start a cluster of
+# Debian's own (15/main, port 5432); nothing here uses it or minds it.
+POSTGRES15_BIN := /usr/lib/postgresql/15/bin
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -51,7 +55,11 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends chromium
 
-setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed sync/tests/node/node_modules/.installed $(CHROMIUM) ## Install everything (uv, Python workspace, npm packages, Chromium)
+$(POSTGRES15_BIN)/postgres:
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends postgresql-15
+
+setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed sync/tests/node/node_modules/.installed $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## Install everything (uv, Python workspace, npm packages, Chromium, Debian's PostgreSQL 15)
 
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
@@ -99,16 +107,17 @@ typecheck: $(VENV)/.synced ## mypy --strict on the sources
 # side by side: everything else spread over PYTEST_WORKERS xdist workers, and
 # one process each for the suites that share one costly process per run: Spark
 # (one JVM), the browser tests (one Chromium; Playwright's sync API also holds
-# an event loop other asyncio tests can't share), e2e (one whole stack) and
-# the soak test's short form (a whole stack of its own, `make soak` for an hour).
+# an event loop other asyncio tests can't share), e2e (one whole stack),
+# the soak test's short form (a whole stack of its own, `make soak` for an hour)
+# and the tests that need Postgres again, on Debian's 15.
 # Each one's output is printed when it ends.
 PYTEST_WORKERS ?= 3
 # pyproject's testpaths without spark/tests and e2e (--ignore can't drop a testpaths entry).
 SPREAD_TESTS := server/tests proxy/tests client/tests bench/tests stack/tests sync/tests tests
 PYTEST_ARGS ?=
 
-unit: $(VENV)/.synced $(CHROMIUM) ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests
-	@$(MAKE) --no-print-directory -j5 --output-sync=target unit-spread unit-spark unit-browser unit-e2e unit-soak
+unit: $(VENV)/.synced $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests; what needs Postgres again on 15
+	@$(MAKE) --no-print-directory -j6 --output-sync=target unit-spread unit-spark unit-browser unit-e2e unit-soak unit-postgres15
 
 unit-spread: $(VENV)/.synced
 	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) $(SPREAD_TESTS) --ignore=proxy/tests/browser --ignore=tests/soak $(PYTEST_ARGS)
@@ -131,6 +140,30 @@ SOAK_SECS ?= 3600
 
 soak: $(VENV)/.synced sync/tests/node/node_modules/.installed ## The soak test for SOAK_SECS (an hour): the whole stack, lowered limits, ds-sync killed; prints its figures (not in `make test`)
 	DS_SOAK_SECS=$(SOAK_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
+
+# The tests that need Postgres (`-m postgres`: ds-sync both ways with its kill
+# tests, the postgres store's contract and persistence, Spark's Postgres
+# reader) on a server other than the embedded 18 the runs above use. Spark's
+# run alone after the rest, in one process (one JVM): two SparkSessions side
+# by side on two busy cores outlast pytest's timeout.
+POSTGRES_TESTS := server/tests/stores server/tests/unit sync/tests stack/tests
+POSTGRES_SPARK_TESTS := spark/tests/integration/test_spark_postgres_jobs.py
+POSTGRES_WORKERS ?= 2
+
+unit-postgres15: $(VENV)/.synced $(POSTGRES15_BIN)/postgres ## pytest: the tests that need Postgres, on Debian's PostgreSQL 15 (part of `make unit`)
+	DS_TEST_POSTGRES_BIN=$(POSTGRES15_BIN) $(VENV)/bin/pytest -q -m postgres \
+		-n $(POSTGRES_WORKERS) $(POSTGRES_TESTS) $(PYTEST_ARGS)
+	DS_TEST_POSTGRES_BIN=$(POSTGRES15_BIN) $(VENV)/bin/pytest -q -m postgres \
+		$(POSTGRES_SPARK_TESTS) $(PYTEST_ARGS)
+
+test-docker: $(VENV)/.synced ## Opt-in, needs a Docker engine: ds-sync on Electric's real image and Postgres 17, docker-compose.yml up with a round trip (each skips in one line without an engine)
+	$(VENV)/bin/pytest -q -m docker -rs tests/docker $(PYTEST_ARGS)
+
+# `make test-postgres-matrix MATRIX_ARGS="--versions 14,18"` for some versions.
+MATRIX_ARGS ?=
+
+test-postgres-matrix: $(VENV)/.synced $(POSTGRES15_BIN)/postgres ## The tests that need Postgres on 14, 15, 16, 17, 18 (and Docker's postgres:14-17 where an engine exists); prints a table
+	$(PY) tools/postgres_matrix.py $(MATRIX_ARGS) $(POSTGRES_TESTS) server/tests/crash tests/cluster spark/tests
 
 e2e: $(VENV)/.synced ## The e2e suite alone: the whole stack, black-box through Envoy (also part of `make unit`)
 	$(VENV)/bin/pytest -q e2e
@@ -207,18 +240,25 @@ bench/node/node_modules/.installed: bench/node/package.json bench/node/package-l
 
 # `make bench BENCH_ARGS="--quick --repetitions 1 --scenarios post,rtt"` for a short run.
 BENCH_ARGS ?=
+# The configurations ds-server is compared in, POST by POST (bench-configs):
+# as users run it (default, image, compose, dev through Envoy) and one tuned, labelled.
+BENCH_CONFIGS ?= default,image,compose,dev,tuned
+# `make bench-configs BENCH_CONFIGS_ARGS="--quick --repetitions 3"` for a short run.
+BENCH_CONFIGS_ARGS ?= --repetitions 5
+BENCH_TOOLS = @command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk); \
+	command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind); \
+	$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
 
-bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server (compiled) vs the Node reference server, all scenarios, then what metrics cost, then the Python SDK's producer vs the TypeScript one, then the fairness run (not part of `make test`)
-	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
-	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
-	@# Fresh bytecode, so the many server starts don't each recompile the sources.
-	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
-	@# The compiled build is what production runs (`make wheel`), so it is what's measured.
-	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench compare --update-docs $(BENCH_ARGS)
-	@# What metrics cost: unbatched POSTs with DS_METRICS__ENABLED on and off, interleaved.
+# ds-bench starts each server with the build its configuration names (plain
+# sources, or the compiled build in $(COMPILED)); only metrics-cost, which
+# also measures in process, needs the compiled build on its own path.
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server vs the Node reference: every scenario as the image runs it, what metrics and the request log cost, the Python SDK's producer vs the TypeScript one, then POSTs in every configuration users run, then the fairness run (not part of `make test`)
+	$(BENCH_TOOLS)
+	$(VENV)/bin/ds-bench compare --configs image --update-docs $(BENCH_ARGS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
-	@# The Python SDK's producer against the official TypeScript one, same server.
+	$(VENV)/bin/ds-bench log-cost $(BENCH_LOG_ARGS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
+	$(VENV)/bin/ds-bench compare --configs $(BENCH_CONFIGS) --scenarios post --update-docs $(BENCH_CONFIGS_ARGS)
 	@# One tenant flooding the gateway beside another (docs/benchmarks.md, "Fairness").
 	@$(MAKE) --no-print-directory bench-fairness
 
@@ -229,13 +269,15 @@ bench-fairness: $(VENV)/.synced $(COMPILED)/.built ## Tenant B's append and SSE 
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness $(BENCH_FAIRNESS_ARGS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness --no-limits $(BENCH_FAIRNESS_ARGS)
 
+bench-configs: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## Unbatched POSTs vs Node in every configuration (BENCH_CONFIGS: default, image, compose, dev via Envoy, tuned), interleaved; ends with the ratio table
+	$(BENCH_TOOLS)
+	$(VENV)/bin/ds-bench compare --configs $(BENCH_CONFIGS) --scenarios post --update-docs $(BENCH_CONFIGS_ARGS)
+
 # `make bench-metrics BENCH_METRICS_ARGS="--quick --repetitions 3"` for a short run.
 BENCH_METRICS_ARGS ?=
 
-bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput with metrics on vs off, interleaved (also the end of `make bench`)
-	@command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
-	@command -v valgrind > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind)
-	@$(PY) -m compileall -q -j 0 server/src bench/src > /dev/null || true
+bench-metrics: $(VENV)/.synced $(COMPILED)/.built ## Unbatched POST throughput with metrics on vs off, interleaved (also part of `make bench`)
+	$(BENCH_TOOLS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
 
 # `make bench-producers BENCH_PRODUCERS_ARGS="--repetitions 3 --sizes 100"` for a short run.
@@ -244,6 +286,13 @@ BENCH_PRODUCERS_ARGS ?=
 .PHONY: bench-producers
 bench-producers: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## Python AsyncIdempotentProducer vs the TypeScript IdempotentProducer: msg/s at 1 and 16 producers (also the end of `make bench`)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
+
+# `make bench-log BENCH_LOG_ARGS="--quick --repetitions 3 --builds compiled"` for a short run.
+BENCH_LOG_ARGS ?=
+
+bench-log: $(VENV)/.synced $(COMPILED)/.built ## What the request log costs per POST, plain and compiled (callgrind, and wrk interleaved; also part of `make bench`)
+	$(BENCH_TOOLS)
+	$(VENV)/bin/ds-bench log-cost $(BENCH_LOG_ARGS)
 
 bench-cluster: $(VENV)/.synced bench/node/node_modules/.installed ## Postgres-store replicas: durable appends at 1/16/64 writers and SSE fan-out, 1 vs 3 replicas
 	$(VENV)/bin/ds-bench cluster

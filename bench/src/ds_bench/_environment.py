@@ -18,9 +18,12 @@ _REPO = Path(__file__).resolve().parents[3]
 
 def _first_line(argv: list[str]) -> str:
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+        # A busy machine can take many seconds to start Python and import a server.
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     except OSError:
         return "missing"
+    except subprocess.TimeoutExpired:
+        return "unknown"
     text = (done.stdout or done.stderr).strip()
     return text.splitlines()[0] if text else "unknown"
 

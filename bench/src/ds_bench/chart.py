@@ -26,6 +26,7 @@ _NODE = "#9e9e9e"
 def draw(rows: list[Row], path: Path, title: str) -> Path:
     """One bar group per metric: Node at 1.0, ds-server at its ratio (log scale)."""
     shown = [row for row in rows if row.ratio is not None]
+    several = len({row.config for row in rows}) > 1
     height = 0.38
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.55 * max(1, len(shown))))
     for index, row in enumerate(reversed(shown)):
@@ -41,7 +42,8 @@ def draw(rows: list[Row], path: Path, title: str) -> Path:
         ax.text(
             0.0,
             index,
-            f"{row.metric.label} ({row.metric.unit}, {better} is better)  ",
+            f"{f'{row.config}: ' if several else ''}{row.metric.label} "
+            f"({row.metric.unit}, {better} is better)  ",
             transform=ax.get_yaxis_transform(),
             ha="right",
             va="center",

@@ -10,6 +10,7 @@ from ds_bench import (
     commands,
     extensions,
     fairness,
+    log_cost,
     metrics_cost,
     probes,
     producers,
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     metrics_cost.add_parser(sub)
     fairness.add_parser(sub)
     producers.add_parser(sub)
+    log_cost.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "storage":
         _storage(args)
@@ -64,6 +66,8 @@ def main(argv: list[str] | None = None) -> None:
         fairness.main(args, RESULTS)
     elif args.command == "producers":
         producers.run(args, RESULTS)
+    elif args.command == "log-cost":
+        log_cost.run(args, RESULTS)
     elif args.command == "render":
         commands.run_render(args)
     else:

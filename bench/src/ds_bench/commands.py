@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ds_bench import chart, compare, report
+from ds_bench import chart, compare, configurations, report
 from ds_bench._environment import describe
 from ds_bench.model import IMPL_LABELS, Options
 
@@ -57,9 +57,22 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], result
         "in the Node reference's place: before/after of two revisions",
     )
     cmp.add_argument(
+        "--configs",
+        default="image",
+        help="ds-server configurations, each compared with Node, interleaved: "
+        f"comma-separated, of {', '.join(configurations.CONFIGURATIONS)}",
+    )
+    cmp.add_argument(
+        "--compiled",
+        type=Path,
+        default=configurations.COMPILED_DIR,
+        help="the compiled build (`make wheel` unpacks it there) for the compiled configurations",
+    )
+    cmp.add_argument(
         "--update-docs",
         action="store_true",
-        help="put the table and chart of a full run in docs/benchmarks.md",
+        help="put the table and chart of a full run (or of a run of several "
+        "configurations) in docs/benchmarks.md",
     )
     render = sub.add_parser("render", help="redraw the table and chart of a compare results file")
     render.add_argument("results", type=Path, help="bench/results/<timestamp>.json")
@@ -69,6 +82,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], result
 def run_compare(args: argparse.Namespace) -> None:
     """Run the comparison, write its results, and maybe the docs page."""
     scenarios = compare.select(args.scenarios)
+    configs = tuple(configurations.select(args.configs))
     options = Options(
         quick=args.quick,
         durable_backend=args.durable_backend,
@@ -77,6 +91,8 @@ def run_compare(args: argparse.Namespace) -> None:
         max_background=args.max_background,
         retries=args.retries,
         baseline=args.baseline,
+        configurations=configs,
+        compiled_dir=args.compiled,
     )
     if args.baseline is not None:
         # Tables and logs name the other side for what it is.
@@ -91,6 +107,14 @@ def run_compare(args: argparse.Namespace) -> None:
         "scenarios": [s.name for s in scenarios],
         "baseline": str(args.baseline) if args.baseline else None,
         **describe(args.data_root),
+        "configurations": {
+            c.name: {
+                "description": c.description,
+                "route": "gateway" if c.gateway else "direct",
+                "build": configurations.check_build(c, args.compiled),
+            }
+            for c in configs
+        },
     }
     if meta["data_root_fs"] in ("tmpfs", "ramfs"):
         print(f"warning: {args.data_root} is {meta['data_root_fs']}: fsync costs nothing there")
@@ -116,12 +140,16 @@ def run_compare(args: argparse.Namespace) -> None:
     print(table)
     print(f"results: {json_path}\n         {md_path}\n         {png_path}")
     if args.update_docs:
-        if args.quick or args.baseline or len(scenarios) < len(compare.SCENARIOS):
+        several = len(configs) > 1
+        if args.quick or args.baseline or (not several and len(scenarios) < len(compare.SCENARIOS)):
             # The page shows full runs only; quick or partial runs stay in bench/results.
             print("docs/benchmarks.md left as it is (quick or partial run)")
         else:
-            report.update_docs(DOCS_PAGE, table, png_path, f"bench/results/{json_path.name}")
+            block = report.CONFIGURATIONS_BLOCK if several else report.RESULTS_BLOCK
+            source = f"bench/results/{json_path.name}"
+            report.update_docs(DOCS_PAGE, table, png_path, source, block)
             print(f"updated: {DOCS_PAGE}")
+    print(report.ratio_summary(rows))
     if meta["failures"]:
         sys.exit(1)
 

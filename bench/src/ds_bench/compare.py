@@ -23,12 +23,15 @@ from ds_bench import (
     slow_fanout,
     throughput,
 )
+from ds_bench.configurations import CONFIGURATIONS
+from ds_bench.gateway import BehindGateway
 from ds_bench.model import IMPL_LABELS
 from ds_bench.servers import DsServer, NodeServer
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ds_bench.configurations import Configuration
     from ds_bench.model import Impl, Options, Sample, Scenario
     from ds_bench.servers import ServerProcess
 
@@ -69,6 +72,32 @@ class Run:
     background: float = 0.0
     # Runs made to get this one; earlier ones were disturbed by other processes.
     attempts: int = 1
+    # ds-server's configuration (configurations.CONFIGURATIONS), or "" for the
+    # Node reference; "gateway" when requests went through Envoy, else "direct".
+    config: str = ""
+    route: str = "direct"
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One server of a comparison: ds-server in a configuration, or the Node reference."""
+
+    impl: Impl
+    config: str  # a configuration's name for ds-server, "" for Node
+    gateway: bool
+
+    @property
+    def route(self) -> str:
+        return "gateway" if self.gateway else "direct"
+
+
+def sides(configs: tuple[Configuration, ...]) -> list[Side]:
+    """ds-server in each configuration, then Node directly and/or behind Envoy as they need."""
+    found = [Side("ds", c.name, c.gateway) for c in configs]
+    for gateway in (False, True):
+        if any(c.gateway == gateway for c in configs):
+            found.append(Side("node", "", gateway))
+    return found
 
 
 def select(names: str) -> list[Scenario]:
@@ -92,20 +121,25 @@ def raise_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def server_for(impl: Impl, scenario: Scenario, options: Options, data_dir: Path) -> ServerProcess:
-    """A fresh server of ``impl`` in the mode ``scenario`` needs."""
+def server_for(side: Side, scenario: Scenario, options: Options, data_dir: Path) -> ServerProcess:
+    """A fresh server of ``side`` in the mode ``scenario`` needs."""
     mode = options.durable_backend if scenario.durable else "memory"
-    if impl == "ds":
-        return DsServer(mode, data_dir)
-    if options.baseline is not None:
-        return DsServer(mode, data_dir, {"PYTHONPATH": str(options.baseline)}, label="baseline")
-    return NodeServer(data_dir if scenario.durable else None)
+    server: ServerProcess
+    if side.impl == "ds":
+        config = CONFIGURATIONS[side.config]
+        server = DsServer(mode, data_dir, configuration=config, compiled_dir=options.compiled_dir)
+    elif options.baseline is not None:
+        server = DsServer(mode, data_dir, {"PYTHONPATH": str(options.baseline)}, label="baseline")
+    else:
+        server = NodeServer(data_dir if scenario.durable else None)
+    return BehindGateway(server) if side.gateway else server
 
 
-def run_one(scenario: Scenario, impl: Impl, repetition: int, options: Options) -> Run:
+def run_one(scenario: Scenario, side: Side, repetition: int, options: Options) -> Run:
     """Start a fresh server, run the scenario once, stop the server; never raises."""
+    impl = side.impl
     data_dir = Path(tempfile.mkdtemp(prefix=f"ds-bench-{impl}-", dir=options.data_root))
-    server = server_for(impl, scenario, options, data_dir)
+    server = server_for(side, scenario, options, data_dir)
     before = _machine.snapshot()
     sample: Sample | None = None
     error: str | None = None
@@ -117,7 +151,17 @@ def run_one(scenario: Scenario, impl: Impl, repetition: int, options: Options) -
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     background = _machine.background_share(before, _machine.snapshot())
-    return Run(scenario.name, impl, repetition, server.label, sample, error, background)
+    return Run(
+        scenario.name,
+        impl,
+        repetition,
+        server.label,
+        sample,
+        error,
+        background,
+        config=side.config,
+        route=side.route,
+    )
 
 
 def compare(
@@ -128,9 +172,11 @@ def compare(
 ) -> list[Run]:
     """Every scenario against both servers, ``repetitions`` times.
 
-    Within a repetition each scenario runs against one server and then the
-    other; the order alternates between repetitions (ds, node / node, ds …)
-    so neither server always runs first, on a warmer or cooler machine.
+    Within a repetition each scenario runs against every side in turn
+    (ds-server in each configuration of ``options``, and the Node
+    reference); the order reverses between repetitions (ds, node / node,
+    ds …) so no server always runs first, on a warmer or cooler machine.
+    Behind the gateway only the scenarios that can send its token run.
     Every run first waits for a quiet machine and is repeated if other
     processes got busy while it ran (see ``Options.max_background``).
     """
@@ -138,11 +184,14 @@ def compare(
     options.data_root.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
     quiet = _Quiet(options, log)
+    every = sides(options.configurations)
     for repetition in range(repetitions):
-        order: tuple[Impl, Impl] = ("ds", "node") if repetition % 2 == 0 else ("node", "ds")
+        order = every if repetition % 2 == 0 else every[::-1]
         for scenario in scenarios:
-            for impl in order:
-                runs.append(_run_clean(scenario, impl, repetition, options, repetitions, quiet))
+            for side in order:
+                if side.gateway and not scenario.through_gateway:
+                    continue
+                runs.append(_run_clean(scenario, side, repetition, options, repetitions, quiet))
     return runs
 
 
@@ -167,7 +216,7 @@ class _Quiet:
 
 def _run_clean(
     scenario: Scenario,
-    impl: Impl,
+    side: Side,
     repetition: int,
     options: Options,
     repetitions: int,
@@ -178,7 +227,7 @@ def _run_clean(
     while True:
         was_quiet = quiet.wait()
         started = time.perf_counter()
-        run = run_one(scenario, impl, repetition, options)
+        run = run_one(scenario, side, repetition, options)
         quiet.log(_describe(run, repetitions, time.perf_counter() - started))
         disturbed = run.background > options.max_background
         if not disturbed or not was_quiet or attempt >= options.retries or quiet.budget <= 0:
@@ -188,7 +237,10 @@ def _run_clean(
 
 
 def _describe(run: Run, repetitions: int, seconds: float) -> str:
-    head = f"[{run.repetition + 1}/{repetitions}] {run.scenario:<11} {IMPL_LABELS[run.impl]:<15}"
+    who = run.config or IMPL_LABELS[run.impl]
+    if run.route == "gateway":
+        who += " via Envoy"
+    head = f"[{run.repetition + 1}/{repetitions}] {run.scenario:<11} {who:<24}"
     if run.sample is None:
         return f"{head} FAILED ({seconds:.0f} s): {run.error}"
     values = "  ".join(f"{key}={value:,.2f}" for key, value in run.sample.values.items())

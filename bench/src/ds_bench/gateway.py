@@ -20,6 +20,8 @@ from ds_stack import components
 from ds_stack.launcher import Process
 from ds_stack.ports import free_port
 
+from ds_bench.servers import ServerProcess
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
@@ -53,12 +55,16 @@ class Gateway:
         """A token Envoy accepts (the committed test key), for every bucket."""
         return bucket_token("ds-bench", read=("*",), write=("*",))
 
-    def rss_bytes(self) -> int:
-        """Envoy's resident set size now."""
+    @property
+    def pid(self) -> int:
         pid = self._envoy.pid
         if pid is None:
             raise RuntimeError("envoy is not running")
-        return int(psutil.Process(pid).memory_info().rss)
+        return pid
+
+    def rss_bytes(self) -> int:
+        """Envoy's resident set size now."""
+        return int(psutil.Process(self.pid).memory_info().rss)
 
     def __enter__(self) -> Gateway:
         self._envoy.start()
@@ -72,3 +78,47 @@ class Gateway:
     ) -> None:
         self._envoy.stop()
         self._logs.cleanup()
+
+
+class BehindGateway(ServerProcess):
+    """``server`` reached through a Gateway, with its token: the dev stack's way in.
+
+    Requests go to Envoy (``url``, ``token``); the CPU and memory reported
+    are the server's, Envoy's CPU is ``envoy_cpu_seconds``.
+    """
+
+    def __init__(self, server: ServerProcess) -> None:
+        self.server = server
+        self.label = f"{server.label} via Envoy"
+        self.token = Gateway.token()
+        self.gateway: Gateway | None = None
+        self.port = 0
+        self.url = ""
+        self.ready_secs = 0.0
+
+    @property
+    def pid(self) -> int:
+        return self.server.pid
+
+    def envoy_cpu_seconds(self) -> float:
+        """User + system CPU time Envoy has used so far."""
+        if self.gateway is None:
+            raise RuntimeError("envoy is not running")
+        times = psutil.Process(self.gateway.pid).cpu_times()
+        return float(times.user + times.system)
+
+    def start(self) -> None:
+        self.server.start()
+        try:
+            self.gateway = Gateway(self.server.port).__enter__()
+        except BaseException:
+            self.server.stop()
+            raise
+        self.port, self.url = self.gateway.port, self.gateway.url
+        self.ready_secs = self.server.ready_secs
+
+    def stop(self) -> None:
+        if self.gateway is not None:
+            self.gateway.__exit__(None, None, None)
+            self.gateway = None
+        self.server.stop()

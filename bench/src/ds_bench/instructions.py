@@ -44,35 +44,46 @@ def _send(conn: socket.socket, count: int) -> None:
 
 
 def per_request(
-    env: dict[str, str], requests: int = 2000, warmup: int = 500, keep: Path | None = None
+    env: dict[str, str],
+    requests: int = 2000,
+    warmup: int = 500,
+    keep: Path | None = None,
+    *,
+    argv: tuple[str, ...] = ("--log-level", "warning"),
+    base_env: dict[str, str] | None = None,
+    settle_secs: float = 0.0,
 ) -> float:
     """Instructions per 100-byte POST of a memory-mode ds-server with ``env`` added.
 
-    ``keep``: copy callgrind's dump there (for ``callgrind_annotate``).
+    ``argv``: ds-server's flags; ``base_env``: its environment before
+    ``env`` (this process's by default). ``settle_secs``: wait this long
+    before zeroing the counters and before reading them, so that work the
+    server defers (the request log's batches) is counted for the requests
+    counted, and only for them. ``keep``: copy callgrind's dump there (for
+    ``callgrind_annotate``).
     """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="ds-bench-callgrind-") as scratch:
         out = Path(scratch) / "callgrind.out"
         server_env = {
-            **os.environ,
+            **(os.environ if base_env is None else base_env),
             "DS_SERVER__HOST": "127.0.0.1",
             "DS_SERVER__PORT": str(port),
             "DS_STORAGE__MODE": "memory",
             "DS_METRICS__PORT": "0",
             **env,
         }
-        argv = [
+        command = [
             "valgrind",
             "--tool=callgrind",
             f"--callgrind-out-file={out}",
             sys.executable,
             "-m",
             "ds_server",
-            "--log-level",
-            "warning",
+            *argv,
         ]
         server = subprocess.Popen(
-            argv, env=server_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command, env=server_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
             url = f"http://127.0.0.1:{port}"
@@ -85,8 +96,10 @@ def per_request(
             put.raise_for_status()
             with socket.create_connection(("127.0.0.1", port), timeout=120) as conn:
                 _send(conn, warmup)
+                time.sleep(settle_secs)
                 _control("-z", server.pid)
                 _send(conn, requests)
+                time.sleep(settle_secs)
                 _control("-d", server.pid)
             total = _total(out, keep)
         finally:

@@ -22,13 +22,15 @@ import shutil
 import statistics
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import uvloop
 
 from ds_bench import _machine, instructions, throughput
+from ds_bench.configurations import COMPILED_DIR
 from ds_bench.model import Options
 from ds_bench.probes import asgi_scope
 from ds_bench.servers import DsServer
@@ -36,13 +38,54 @@ from ds_bench.servers import DsServer
 if TYPE_CHECKING:
     import argparse
 
+    from ds_bench.configurations import Configuration
+
 TARGET = 0.05
 SIDES = ("on", "off")
 
 
 @dataclass(frozen=True, slots=True)
+class Feature:
+    """What is switched on and off: by which setting, in which server configuration."""
+
+    label: str  # "metrics", "request log"
+    setting: str  # the DS_* variable, "true" or "false"
+    # None: the build on this process's path with the request log off (ds-bench's default).
+    configuration: Configuration | None = None
+    # Added for the callgrind count only, and how long the server's deferred
+    # work takes to be done there (see log_cost).
+    count_env: dict[str, str] = field(default_factory=dict)
+    count_settle_secs: float = 0.0
+
+    def env(self, side: str) -> dict[str, str]:
+        return {self.setting: "true" if side == "on" else "false"}
+
+    def server(self, side: str, data_dir: Path) -> DsServer:
+        label = f"{self.label} {side}"
+        if self.configuration is None:
+            return DsServer("memory", data_dir, self.env(side), label=label)
+        return DsServer(
+            "memory", data_dir, self.env(side), label=label, configuration=self.configuration
+        )
+
+    def instructions(self, side: str) -> float:
+        """Instructions per POST under callgrind with the feature ``side``."""
+        config = self.configuration
+        env = {**self.env(side), **self.count_env}
+        settle = self.count_settle_secs
+        if config is None:
+            return instructions.per_request(env, settle_secs=settle)
+        return instructions.per_request(
+            env, argv=config.argv, base_env=config.server_env(COMPILED_DIR), settle_secs=settle
+        )
+
+
+METRICS = Feature("metrics", "DS_METRICS__ENABLED")
+
+
+@dataclass(frozen=True, slots=True)
 class PostRun:
-    metrics: str  # "on" or "off"
+    metrics: str  # the feature "on" or "off"
     repetition: int
     msgs_per_s: float
     p99_ms: float
@@ -64,13 +107,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
-def run_once(side: str, repetition: int, options: Options) -> PostRun:
-    """A fresh server with metrics ``side``, one wrk run."""
-    data_dir = Path(tempfile.mkdtemp(prefix=f"ds-bench-metrics-{side}-"))
-    env = {"DS_METRICS__ENABLED": "true" if side == "on" else "false"}
+def run_once(side: str, repetition: int, options: Options, feature: Feature = METRICS) -> PostRun:
+    """A fresh server with the feature ``side``, one wrk run."""
+    data_dir = Path(tempfile.mkdtemp(prefix=f"ds-bench-cost-{side}-"))
     before = _machine.snapshot()
     try:
-        with DsServer("memory", data_dir, env, label=f"metrics {side}") as server:
+        with feature.server(side, data_dir) as server:
             sample = throughput.run_post(server, "ds", options)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -87,16 +129,16 @@ def run_once(side: str, repetition: int, options: Options) -> PostRun:
     )
 
 
-def compare(repetitions: int, quick: bool) -> list[PostRun]:
+def compare(repetitions: int, quick: bool, feature: Feature = METRICS) -> list[PostRun]:
     """``repetitions`` runs per side, alternating, the order flipped each repetition."""
     options = Options(quick=quick, durable_backend="memory", data_root=Path(tempfile.gettempdir()))
     runs: list[PostRun] = []
     for repetition in range(repetitions):
         order = SIDES if repetition % 2 == 0 else SIDES[::-1]
         for side in order:
-            done = run_once(side, repetition, options)
+            done = run_once(side, repetition, options, feature)
             print(
-                f"[{repetition + 1}/{repetitions}] metrics {side:<3} "
+                f"[{repetition + 1}/{repetitions}] {feature.label} {side:<3} "
                 f"{done.msgs_per_s:>9,.0f} msg/s  p99 {done.p99_ms:6.2f} ms  "
                 f"server CPU {done.cpu_us_per_request:5.1f} µs/request  "
                 f"(others {done.background * 100:.0f} %)",
@@ -180,35 +222,44 @@ def summary(runs: list[PostRun]) -> dict[str, float]:
     }
 
 
-def markdown(figures: dict[str, float], repetitions: int) -> str:
+def markdown(figures: dict[str, float], repetitions: int, feature: Feature = METRICS) -> str:
     verdict = "within" if figures["cost"] <= TARGET else "OUTSIDE"
-    on_us, off_us = figures["on_append_cpu_us"], figures["off_append_cpu_us"]
     on_cpu, off_cpu = figures["on_cpu_us_per_request"], figures["off_cpu_us_per_request"]
+    where = "" if feature.configuration is None else f" ({feature.configuration.name})"
     return "\n".join(
         [
-            f"Unbatched POST (wrk, 50 connections, 100 B), medians of {repetitions} "
+            f"Unbatched POST (wrk, 50 connections, 100 B){where}, medians of {repetitions} "
             "interleaved runs per side:",
             "",
-            "| metrics | msg/s | p99 ms | server CPU µs/request |",
+            f"| {feature.label} | msg/s | p99 ms | server CPU µs/request |",
             "|---|---:|---:|---:|",
             f"| on | {figures['on_msgs_per_s']:,.0f} | {figures['on_p99_ms']:.2f} | {on_cpu:.1f} |",
             f"| off | {figures['off_msgs_per_s']:,.0f} | {figures['off_p99_ms']:.2f} "
             f"| {off_cpu:.1f} |",
             "",
-            f"Metrics cost {figures['cost'] * 100:+.1f} % of the rate ({verdict} the "
-            f"{TARGET * 100:.0f} % target) and {(on_cpu / off_cpu - 1) * 100:+.1f} % server CPU "
-            f"per request; other processes used up to "
-            f"{figures['max_background'] * 100:.0f} % of the machine during a run.",
-            "",
-            f"In-process, CPU per append through the app (best of interleaved rounds): "
-            f"{on_us:.1f} µs with metrics, {off_us:.1f} µs without "
-            f"({(on_us / off_us - 1) * 100:+.1f} %).",
-            *_instruction_lines(figures),
+            f"{feature.label.capitalize()} cost {figures['cost'] * 100:+.1f} % of the rate "
+            f"({verdict} the {TARGET * 100:.0f} % target) and "
+            f"{(on_cpu / off_cpu - 1) * 100:+.1f} % server CPU per request; other processes "
+            f"used up to {figures['max_background'] * 100:.0f} % of the machine during a run.",
+            *_in_process_lines(figures, feature),
+            *instruction_lines(figures, feature),
         ]
     )
 
 
-def _instruction_lines(figures: dict[str, float]) -> list[str]:
+def _in_process_lines(figures: dict[str, float], feature: Feature) -> list[str]:
+    if "on_append_cpu_us" not in figures:
+        return []
+    on_us, off_us = figures["on_append_cpu_us"], figures["off_append_cpu_us"]
+    return [
+        "",
+        f"In-process, CPU per append through the app (best of interleaved rounds): "
+        f"{on_us:.1f} µs with {feature.label}, {off_us:.1f} µs without "
+        f"({(on_us / off_us - 1) * 100:+.1f} %).",
+    ]
+
+
+def instruction_lines(figures: dict[str, float], feature: Feature) -> list[str]:
     if "on_instructions" not in figures:
         return []
     on, off = figures["on_instructions"], figures["off_instructions"]
@@ -216,9 +267,21 @@ def _instruction_lines(figures: dict[str, float]) -> list[str]:
     return [
         "",
         f"Counted with callgrind, a whole server per 100-byte POST: {on:,.0f} instructions "
-        f"with metrics, {off:,.0f} without ({(on / off - 1) * 100:+.1f} %, {verdict} the "
-        f"{TARGET * 100:.0f} % target).",
+        f"with {feature.label}, {off:,.0f} without ({(on / off - 1) * 100:+.1f} %, {verdict} "
+        f"the {TARGET * 100:.0f} % target).",
     ]
+
+
+def count_instructions(feature: Feature) -> dict[str, float]:
+    """Instructions per POST with the feature on and off, both servers counted at once.
+
+    Counts don't depend on the machine's load, so the two run side by side.
+    """
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        counts = dict(zip(SIDES, pool.map(feature.instructions, SIDES), strict=True))
+    for side, count in counts.items():
+        print(f"{feature.label} {side}: {count:,.0f} instructions/request", flush=True)
+    return {f"{side}_instructions": count for side, count in counts.items()}
 
 
 def run(args: argparse.Namespace, results: Path) -> None:
@@ -226,10 +289,7 @@ def run(args: argparse.Namespace, results: Path) -> None:
     figures = summary(runs)
     figures |= in_process(rounds=6, appends=5_000 if args.quick else 20_000)
     if not args.no_instructions and shutil.which("valgrind"):
-        for side in SIDES:
-            env = {"DS_METRICS__ENABLED": "true" if side == "on" else "false"}
-            figures[f"{side}_instructions"] = instructions.per_request(env)
-            print(f"metrics {side}: {figures[f'{side}_instructions']:,.0f} instructions/request")
+        figures |= count_instructions(METRICS)
     table = markdown(figures, args.repetitions)
     print()
     print(table)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from ds_bench.configurations import COMPILED_DIR, CONFIGURATIONS
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
     from ds_bench._generators import Usage
+    from ds_bench.configurations import Configuration
     from ds_bench.servers import ServerProcess
 
 Kind = Literal["throughput", "latency", "memory"]
@@ -57,6 +60,10 @@ class Options:
     # ``make wheel`` leaves it) to run in the reference's place: a before/after
     # comparison of two ds-server revisions, interleaved in one run.
     baseline: Path | None = None
+    # ds-server's configurations (``configurations.CONFIGURATIONS``), each
+    # compared with the Node reference; compiled ones run the build in ``compiled_dir``.
+    configurations: tuple[Configuration, ...] = (CONFIGURATIONS["image"],)
+    compiled_dir: Path = COMPILED_DIR
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +85,5 @@ class Scenario:
     metrics: tuple[Metric, ...]
     run: Callable[[ServerProcess, Impl, Options], Sample]
     durable: bool = False
+    # Whether it can run behind the gateway (it sends the token the server needs).
+    through_gateway: bool = False

@@ -29,6 +29,8 @@ class Row:
     metric: Metric
     ds: list[float]
     node: list[float]
+    # ds-server's configuration, when a run compared several.
+    config: str = ""
 
     @property
     def ds_median(self) -> float | None:
@@ -84,29 +86,63 @@ class CpuRow:
     background: float
     # The most other processes took in any one of these runs.
     background_max: float = 0.0
+    # ds-server's configuration; for Node, "gateway" when behind Envoy.
+    config: str = ""
+
+
+def configurations(runs: list[Run]) -> dict[str, str]:
+    """ds-server's configurations in these runs, in order, each with its Node route."""
+    return {run.config: run.route for run in runs if run.impl == "ds"}
+
+
+def _node_key(route: str) -> str:
+    return "gateway" if route == "gateway" else ""
 
 
 def summarize(scenarios: list[Scenario], runs: list[Run]) -> list[Row]:
-    """One row per metric, in scenario order."""
+    """One row per metric and configuration, in scenario order.
+
+    Each configuration is compared with the Node reference reached the same
+    way (directly, or through the same gateway).
+    """
     rows = []
     for scenario in scenarios:
-        for metric in scenario.metrics:
-            samples: dict[Impl, list[float]] = {"ds": [], "node": []}
-            for run in runs:
-                if run.scenario == scenario.name and run.sample is not None:
-                    samples[run.impl].append(run.sample.values[metric.key])
-            rows.append(Row(scenario.name, metric, samples["ds"], samples["node"]))
+        ran = [run for run in runs if run.scenario == scenario.name]
+        for config, route in configurations(runs).items():
+            mine = [r for r in ran if (r.impl == "ds" and r.config == config)]
+            if not mine:
+                continue  # not run in this configuration (behind the gateway)
+            theirs = [r for r in ran if r.impl == "node" and r.route == route]
+            for metric in scenario.metrics:
+                rows.append(
+                    Row(
+                        scenario.name,
+                        metric,
+                        [r.sample.values[metric.key] for r in mine if r.sample is not None],
+                        [r.sample.values[metric.key] for r in theirs if r.sample is not None],
+                        config,
+                    )
+                )
     return rows
 
 
 def cpu_shares(scenarios: list[Scenario], runs: list[Run], cores: int) -> list[CpuRow]:
     """Load generator and server CPU per scenario and server: cpu time / wall time / cores."""
     rows = []
+    sides: list[tuple[Impl, str]] = [("ds", c) for c in configurations(runs)]
+    node_keys = dict.fromkeys(_node_key(r.route) for r in runs if r.impl == "node")
+    sides += [("node", key) for key in node_keys]
     for scenario in scenarios:
-        for impl in ("ds", "node"):
+        for impl, config in sides:
             gen, srv, other = [], [], []
             for run in runs:
-                if run.scenario == scenario.name and run.impl == impl and run.sample:
+                key = run.config if impl == "ds" else _node_key(run.route)
+                if (
+                    run.scenario == scenario.name
+                    and run.impl == impl
+                    and key == config
+                    and run.sample
+                ):
                     wall = run.sample.generator.wall_s * cores
                     gen.append(run.sample.generator.cpu_s / wall)
                     srv.append(run.sample.server_cpu_s / wall)
@@ -120,6 +156,7 @@ def cpu_shares(scenarios: list[Scenario], runs: list[Run], cores: int) -> list[C
                         statistics.median(srv),
                         statistics.median(other),
                         max(other),
+                        config,
                     )
                 )
     return rows
@@ -145,9 +182,32 @@ def _num(value: float | None) -> str:
 
 def _build(meta: dict[str, object]) -> str:
     """``compiled; `` or ``plain Python; `` from the server's --version line, if recorded."""
+    if meta.get("configurations"):
+        return ""  # each configuration names its build
     described = str(meta.get("ds_server_build", ""))
     kind = described.rpartition("(")[2].rstrip(")")
     return f"{kind}; " if kind else ""
+
+
+def _routes(meta: dict[str, object]) -> dict[str, str]:
+    described = meta.get("configurations")
+    if not isinstance(described, dict):
+        return {}
+    return {name: str(c.get("route", "direct")) for name, c in described.items()}
+
+
+def _configuration_notes(meta: dict[str, object]) -> list[str]:
+    """A line per ds-server configuration: what it is, and how Node was reached beside it."""
+    described = meta.get("configurations")
+    if not isinstance(described, dict) or not described:
+        return []
+    lines = ["", "ds-server configurations (the Node reference is reached the same way):", ""]
+    for name, config in described.items():
+        via = " Node behind the same Envoy." if config.get("route") == "gateway" else ""
+        build = config.get("build")
+        ran = f" (ran: {build})" if build else ""
+        lines.append(f"- `{name}`: {config.get('description', '')}{ran}.{via}")
+    return lines
 
 
 def _baseline_note(meta: dict[str, object]) -> list[str]:
@@ -172,15 +232,21 @@ def markdown(rows: list[Row], cpu: list[CpuRow], meta: dict[str, object]) -> str
         f"@durable-streams/server {meta['node_server']} on Node {meta['node']}; "
         f"fan-out writer at {meta.get('fanout_rate', '?')} msg/s.",
         *_baseline_note(meta),
+        *_configuration_notes(meta),
         "",
-        "| scenario | metric | unit | ds-server | Node | ds/Node | target | met |",
-        "|---|---|---|---:|---:|---:|---|---|",
+    ]
+    several = len({row.config for row in rows}) > 1
+    config_column = "configuration | " if several else ""
+    lines += [
+        f"| scenario | {config_column}metric | unit | ds-server | Node | ds/Node | target | met |",
+        f"|---|{'---|' if several else ''}---|---|---:|---:|---:|---|---|",
     ]
     for row in rows:
         ratio = ratio_text(row.ratio)
         met = {True: "yes", False: "**no**", None: "—"}[row.met]
+        config = f"{row.config} | " if several else ""
         lines.append(
-            f"| {row.scenario} | {row.metric.label} | {row.metric.unit} | "
+            f"| {row.scenario} | {config}{row.metric.label} | {row.metric.unit} | "
             f"{_num(row.ds_median)} | {_num(row.node_median)} | {ratio} | {row.target} | {met} |"
         )
     lines += [
@@ -188,15 +254,18 @@ def markdown(rows: list[Row], cpu: list[CpuRow], meta: dict[str, object]) -> str
         "CPU used during the measurement, as a share of the whole machine "
         f"({meta['cores']} cores = 100 %):",
         "",
-        "| scenario | load generator (vs ds-server) | load generator (vs Node) "
+        f"| scenario | {config_column}load generator (vs ds-server) | load generator (vs Node) "
         "| ds-server | Node server | other processes (ds / Node runs) |",
-        "|---|---:|---:|---:|---:|---:|",
+        f"|---|{'---|' if several else ''}---:|---:|---:|---:|---:|",
     ]
-    by_key = {(c.scenario, c.impl): c for c in cpu}
-    for scenario in dict.fromkeys(c.scenario for c in cpu):
-        ds, node = by_key.get((scenario, "ds")), by_key.get((scenario, "node"))
+    by_key = {(c.scenario, c.impl, c.config): c for c in cpu}
+    routes = _routes(meta)
+    for scenario, config in dict.fromkeys((c.scenario, c.config) for c in cpu if c.impl == "ds"):
+        ds = by_key.get((scenario, "ds", config))
+        node = by_key.get((scenario, "node", _node_key(routes.get(config, "direct"))))
         lines.append(
-            f"| {scenario} | {_pct(ds, 'generator')} | {_pct(node, 'generator')} "
+            f"| {scenario} | {f'{config} | ' if several else ''}{_pct(ds, 'generator')} "
+            f"| {_pct(node, 'generator')} "
             f"| {_pct(ds, 'server')} | {_pct(node, 'server')} "
             f"| {_pct(ds, 'background')} / {_pct(node, 'background')} |"
         )
@@ -235,6 +304,7 @@ def to_json(rows: list[Row], cpu: list[CpuRow], runs: list[Run], meta: dict[str,
         "metrics": [
             {
                 "scenario": row.scenario,
+                "config": row.config,
                 "key": row.metric.key,
                 "label": row.metric.label,
                 "unit": row.metric.unit,
@@ -253,6 +323,8 @@ def to_json(rows: list[Row], cpu: list[CpuRow], runs: list[Run], meta: dict[str,
                 "scenario": run.scenario,
                 "server": IMPL_LABELS[run.impl],
                 "mode": run.server_mode,
+                "config": run.config,
+                "route": run.route,
                 "repetition": run.repetition,
                 "error": run.error,
                 "values": run.sample.values if run.sample else None,
@@ -291,7 +363,13 @@ def load(
 ) -> tuple[list[Row], list[CpuRow], dict[str, object]]:
     """Rows, CPU rows and meta back from a results file's JSON (see ``to_json``)."""
     rows = [
-        Row(m["scenario"], metrics[m["key"]], m["ds_server"]["samples"], m["node"]["samples"])
+        Row(
+            m["scenario"],
+            metrics[m["key"]],
+            m["ds_server"]["samples"],
+            m["node"]["samples"],
+            m.get("config", ""),
+        )
         for m in payload["metrics"]
     ]
     cpu = []
@@ -301,26 +379,72 @@ def load(
             for r in payload["runs"]
             if r["scenario"] == c["scenario"]
             and r["server"] == IMPL_LABELS[c["impl"]]
+            and _run_key(r) == c.get("config", "")
             and r["values"] is not None
         ]
         cpu.append(CpuRow(**c | {"background_max": max(kept, default=c["background"])}))
     return rows, cpu, payload["meta"]
 
 
-DOCS_START = "<!-- results:start -->"
-DOCS_END = "<!-- results:end -->"
+def _run_key(run: dict[str, Any]) -> str:
+    """What a stored run's CPU row is keyed by (see ``cpu_shares``)."""
+    if run["server"] == IMPL_LABELS["ds"]:
+        return str(run.get("config", ""))
+    return _node_key(run.get("route", "direct"))
 
 
-def update_docs(page: Path, table: str, chart: Path, source: str) -> None:
-    """Replace the results block of ``page`` with ``table`` and the chart (copied next to it)."""
-    image = page.parent / "benchmarks.png"
+@dataclass(frozen=True, slots=True)
+class DocsBlock:
+    """A block of the docs page a comparison rewrites: its markers and its chart's file."""
+
+    name: str
+    image: str
+
+    @property
+    def start(self) -> str:
+        return f"<!-- {self.name}:start -->"
+
+    @property
+    def end(self) -> str:
+        return f"<!-- {self.name}:end -->"
+
+
+# The full comparison (one configuration), and the configurations side by side.
+RESULTS_BLOCK = DocsBlock("results", "benchmarks.png")
+CONFIGURATIONS_BLOCK = DocsBlock("configurations", "benchmarks-configurations.png")
+DOCS_START = RESULTS_BLOCK.start
+DOCS_END = RESULTS_BLOCK.end
+
+
+def update_docs(
+    page: Path, table: str, chart: Path, source: str, block: DocsBlock = RESULTS_BLOCK
+) -> None:
+    """Replace ``block`` of ``page`` with ``table`` and the chart (copied next to it)."""
+    image = page.parent / block.image
     image.write_bytes(chart.read_bytes())
-    block = (
-        f"{DOCS_START}\n{table}\n![ds-server relative to the Node reference]({image.name})\n\n"
-        f"Raw results: `{source}`.\n{DOCS_END}"
+    text = (
+        f"{block.start}\n{table}\n![ds-server relative to the Node reference]({image.name})\n\n"
+        f"Raw results: `{source}`.\n{block.end}"
     )
-    text = page.read_text()
-    start, end = text.find(DOCS_START), text.find(DOCS_END)
+    page_text = page.read_text()
+    start, end = page_text.find(block.start), page_text.find(block.end)
     if start < 0 or end < 0:
-        raise RuntimeError(f"{page} has no {DOCS_START} … {DOCS_END} block")
-    page.write_text(text[:start] + block + text[end + len(DOCS_END) :])
+        raise RuntimeError(f"{page} has no {block.start} … {block.end} block")
+    page.write_text(page_text[:start] + text + page_text[end + len(block.end) :])
+
+
+def ratio_summary(rows: list[Row]) -> str:
+    """The throughput ratios per configuration, for the end of a run's output."""
+    shown = [r for r in rows if r.ratio is not None and r.metric.higher_is_better]
+    if not shown:
+        return ""
+    width = max(len(r.config or "ds-server") for r in shown)
+    lines = ["", "ds-server / Node, throughput (medians):"]
+    for row in shown:
+        assert row.ratio is not None
+        lines.append(
+            f"  {row.config or 'ds-server':<{width}}  {row.scenario:<8} "
+            f"{_num(row.ds_median):>9} vs {_num(row.node_median):>9} {row.metric.unit:<6} "
+            f"{ratio_text(row.ratio)}"
+        )
+    return "\n".join(lines)

@@ -16,8 +16,12 @@ import psutil
 from ds_stack.launcher import LaunchError, Process, ProcessSpec
 from ds_stack.ports import free_port
 
+from ds_bench.configurations import COMPILED_DIR
+
 if TYPE_CHECKING:
     from types import TracebackType
+
+    from ds_bench.configurations import Configuration
 
 __all__ = ["NODE_DIR", "DsServer", "NodeServer", "ServerProcess", "free_port"]
 
@@ -29,6 +33,10 @@ class ServerProcess:
     """A server in a child process on a free loopback port; a context manager."""
 
     label = "server"
+    # Where its output goes: nowhere, unless a subclass keeps it.
+    log_path = Path(os.devnull)
+    # A token requests must carry (behind the gateway), else None.
+    token: str | None = None
 
     def __init__(self) -> None:
         self.port = free_port()
@@ -77,7 +85,7 @@ class ServerProcess:
                 ready=self._probe,
                 serves_port=self.port,
                 # Its output would interleave with the run's tables.
-                log_path=Path(os.devnull),
+                log_path=self.log_path,
                 poll_secs=0.01,
                 ready_timeout_secs=_READY_SECS,
                 stop_timeout_secs=30.0,
@@ -117,19 +125,33 @@ class DsServer(ServerProcess):
         extra_env: dict[str, str] | None = None,
         *,
         label: str = "ds-server",
+        configuration: Configuration | None = None,
+        compiled_dir: Path = COMPILED_DIR,
     ) -> None:
         super().__init__()
         self.mode = mode
         self.label = f"{label} ({mode})"
         self.data_dir = data_dir
         self.extra_env = extra_env or {}
+        # None: the build on this process's path, request log off (benchmarks of
+        # the stores and ds-sync, which measure other things).
+        self.configuration = configuration
+        self.compiled_dir = compiled_dir
+        if configuration is not None:
+            self.label = f"{label} ({configuration.name}, {mode})"
+            # Its log goes to a file, as a deployment's does; kept till the server stops.
+            self.log_path = data_dir / "ds-server.log"
 
     def command(self) -> list[str]:
+        if self.configuration is not None:
+            return [sys.executable, "-m", "ds_server", *self.configuration.argv]
         return [sys.executable, "-m", "ds_server", "--log-level", "warning"]
 
     def environment(self) -> dict[str, str]:
+        config = self.configuration
+        base = dict(os.environ) if config is None else config.server_env(self.compiled_dir)
         return {
-            **os.environ,
+            **base,
             "DS_SERVER__HOST": "127.0.0.1",
             "DS_SERVER__PORT": str(self.port),
             "DS_STORAGE__MODE": self.mode,

@@ -33,6 +33,14 @@ wrk.headers["Content-Type"] = "application/octet-stream"
 _UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
+def wrk_script(size: int, token: str | None = None) -> str:
+    """wrk's Lua script: POST ``size`` bytes, with the token if one is needed."""
+    script = _WRK_SCRIPT.format(size=size)
+    if token is not None:
+        script += f'wrk.headers["Authorization"] = "Bearer {token}"\n'
+    return script
+
+
 def client_appends(
     server: ServerProcess, *, messages: int, concurrency: int, size: int, iterations: int
 ) -> Sample:
@@ -86,11 +94,14 @@ def parse_wrk(output: str) -> tuple[float, float, int]:
 def run_post(server: ServerProcess, impl: Impl, options: Options) -> Sample:
     """wrk, one thread, 50 keep-alive connections, POSTing 100 bytes to one stream."""
     url = f"{server.url}/v1/stream/wrk-post"
-    httpx.put(url, headers={"Content-Type": "application/octet-stream"}).raise_for_status()
+    headers = {"Content-Type": "application/octet-stream"}
+    if server.token is not None:
+        headers["Authorization"] = f"Bearer {server.token}"
+    httpx.put(url, headers=headers).raise_for_status()
     seconds = 4 if options.quick else 10
     with tempfile.TemporaryDirectory(prefix="ds-bench-wrk-") as scratch:
         script = Path(scratch) / "post.lua"
-        script.write_text(_WRK_SCRIPT.format(size=100))
+        script.write_text(wrk_script(100, server.token))
 
         def wrk(duration: int) -> list[str]:
             return [
@@ -106,12 +117,20 @@ def run_post(server: ServerProcess, impl: Impl, options: Options) -> Sample:
 
         # Warm-up (JIT, caches, connection set-up), not recorded.
         run_generator(wrk(1 if options.quick else 2), timeout=60)
+        # Behind the gateway, Envoy's CPU too (it is not the server's).
+        envoy_cpu = getattr(server, "envoy_cpu_seconds", None)
+        envoy_before = envoy_cpu() if envoy_cpu else 0.0
         output, usage, server_cpu = run_against(server, wrk(seconds), timeout=seconds + 60)
+        notes: dict[str, float | str] = {"seconds": seconds}
+        if envoy_cpu:
+            notes["envoy_cpu_s"] = envoy_cpu() - envoy_before
     rate, p99, bad = parse_wrk(output)
     if bad:
         raise RuntimeError(f"wrk saw {bad} failed requests:\n{output}")
-    return Sample({"post_msgs": rate, "post_p99": p99}, usage, server_cpu, {"seconds": seconds})
+    return Sample({"post_msgs": rate, "post_p99": p99}, usage, server_cpu, notes)
 
 
 CLIENT = Scenario("client", "Official TS client throughput", CLIENT_METRICS, run_client)
-POST = Scenario("post", "Unbatched POST throughput (wrk)", POST_METRICS, run_post)
+POST = Scenario(
+    "post", "Unbatched POST throughput (wrk)", POST_METRICS, run_post, through_gateway=True
+)

@@ -62,6 +62,8 @@ class DsApp(Litestar):
     """
 
     front: ASGIApp
+    # The request log, if requests are logged: ``close`` it once serving has ended.
+    request_log: monitoring.AccessLog | None = None
 
     async def __call__(
         self,
@@ -118,7 +120,8 @@ def create_app(
         events=cluster.lead if cluster else (subs or StreamEvents()),
         lead=cluster.lead if cluster else None,
     )
-    hooks = [*_builtin_hooks(settings), *hooks]
+    request_log = _request_log(settings)
+    hooks = [*_builtin_hooks(settings, request_log), *hooks]
     endpoint: list[asyncio.Server] = []
 
     async def on_startup(app: Litestar) -> None:
@@ -147,6 +150,9 @@ def create_app(
         if cluster is not None:
             await cluster.stop()
         await store.stop()
+        if request_log is not None:
+            # Requests cancelled at shutdown may still add lines: the server closes it last.
+            request_log.flush()
 
     # Stream operations themselves are served by the dispatcher at the edge;
     # this router only answers what else reaches those paths (405, __ds).
@@ -186,6 +192,7 @@ def create_app(
         debug=False,
     )
     app.state[STATE_KEY] = ctx
+    app.request_log = request_log
     guard = None
     if settings.auth.mode == "gateway":
         guard = GatewayGuard(
@@ -202,14 +209,22 @@ def create_app(
     return app
 
 
-def _builtin_hooks(settings: Settings) -> list[RequestHooks]:
+def _builtin_hooks(
+    settings: Settings, request_log: monitoring.AccessLog | None
+) -> list[RequestHooks]:
     hooks: list[RequestHooks] = []
     if settings.metrics.enabled:
         hooks.append(monitoring.RequestMetrics())
+    if request_log is not None:
+        hooks.append(request_log)
+    return hooks
+
+
+def _request_log(settings: Settings) -> monitoring.AccessLog | None:
     # Not even a hook when its lines would be dropped (ds-server --log-level warning).
     if settings.log.requests and monitoring.access_log.log.isEnabledFor(logging.INFO):
-        hooks.append(monitoring.AccessLog())
-    return hooks
+        return monitoring.AccessLog(settings.log.format, flush_secs=settings.log.flush_secs)
+    return None
 
 
 def asgi_app(app: DsApp) -> ASGIApp:

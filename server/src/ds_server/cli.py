@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import signal
 import socket
 import sys
 from typing import TYPE_CHECKING, NoReturn
@@ -28,6 +29,7 @@ from ds_server.stores.dir_lock import DirectoryLock, DirectoryLockError  # noqa:
 if TYPE_CHECKING:
     from litestar.types import ASGIApp
 
+    from ds_server.monitoring import AccessLog
     from ds_server.settings import Settings
 
 
@@ -52,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     # Claimed for the life of the process, before anything else: a second
     # server on the same data directory would serve stale data and lose writes.
     data_dir_lock = _lock_data_dir(settings)
+    _check_postgres_version(settings)
     # An error names what the user set: the flag, if given, else the variable.
     names = {
         "host": "--host" if args.host else "DS_SERVER__HOST",
@@ -69,9 +72,36 @@ def main(argv: list[str] | None = None) -> None:
     config = uvicorn_config(asgi_app(app), settings, host, port, args.log_level)
     _tune_gc()
     keep_freed_memory(settings.server.keep_freed_memory_bytes)
-    uvicorn.Server(config).run(sockets=sockets)
+    stopped_by = _serve(uvicorn.Server(config), sockets, app.request_log)
     if data_dir_lock is not None:
         data_dir_lock.release()
+    for signum in stopped_by:
+        signal.raise_signal(signum)
+
+
+def _serve(
+    server: uvicorn.Server, sockets: list[socket.socket], request_log: AccessLog | None
+) -> list[int]:
+    """Serve until stopped; the signals that stopped it, to raise again once all is written.
+
+    uvicorn raises the signal that stopped it again once it has shut down,
+    which would end the process before the request log's last lines (of
+    requests that ended during the shutdown) are written. Here the signal
+    is only noted while uvicorn runs; the caller raises it at the very end.
+    """
+    caught: list[int] = []
+    previous = {
+        signum: signal.signal(signum, lambda signum, frame: caught.append(signum))
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        server.run(sockets=sockets)
+    finally:
+        if request_log is not None:
+            request_log.close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return caught
 
 
 def uvicorn_config(
@@ -122,6 +152,16 @@ def _lock_data_dir(settings: Settings) -> DirectoryLock | None:
         return DirectoryLock.acquire(settings.storage.data_dir)
     except DirectoryLockError as exc:
         _fail(f"DS_STORAGE__DATA_DIR={str(settings.storage.data_dir)!r}: {exc}")
+
+
+def _check_postgres_version(settings: Settings) -> None:
+    if settings.storage.mode != "postgres":
+        return
+    from ds_server.stores._postgres.version import unsupported_server
+
+    problem = unsupported_server(settings.storage.postgres_url)
+    if problem is not None:
+        _fail(f"DS_STORAGE__POSTGRES_URL: {problem}")
 
 
 def _bind(host: str, port: int, names: dict[str, str]) -> list[socket.socket]:

@@ -281,6 +281,13 @@ class LogSection(BaseModel):
         description="log one line per request at `info` (method, path without its query, "
         "status, duration, `x-request-id`)",
     )
+    flush_secs: float = Field(
+        default=0.1,
+        gt=0,
+        le=60,
+        description="request log lines are written in batches, this often (and all of "
+        "them at shutdown): the longest a line waits",
+    )
 
 
 class Settings(BaseSettings):

@@ -265,7 +265,9 @@ class Workload:
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("backend", ["file-durable", "sqlite", "postgres"])
+@pytest.mark.parametrize(
+    "backend", ["file-durable", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 async def test_acknowledged_appends_survive_sigkill(
     backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING
 
 import httpx
+import pytest
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -62,3 +64,70 @@ def test_a_control_character_in_a_path_cannot_forge_a_log_line(
     httpx.get(f"{server.url}/v1/stream/x%0A{forged.replace(' ', '%20')}")
     server.wait_for_log(r"ds_server\.access GET /v1/stream/x\\n")
     assert not any(line.startswith(forged) for line in server.log().splitlines())
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_every_line_is_written_in_order_when_the_server_is_stopped_with_sigterm(
+    start_server: Callable[..., LoggedServer], fmt: str
+) -> None:
+    server = start_server(DS_LOG__FORMAT=fmt)
+    stream = f"{server.url}/v1/stream/terminated"
+    count = 300
+    with httpx.Client(headers={"Content-Type": "text/plain"}) as client:
+        assert client.put(stream, headers={"x-request-id": "create"}).status_code == 201
+        for i in range(count):
+            response = client.post(stream, content=b"x", headers={"x-request-id": f"seq-{i}"})
+            assert response.status_code == 204
+    # At once: the last lines are still waiting for their batch to be written.
+    server.process.stop()
+    ids = _request_ids(server.log(), fmt, "/v1/stream/terminated")
+    assert ids == ["create", *(f"seq-{i}" for i in range(count))]
+
+
+def test_a_burst_over_many_connections_logs_every_request_once(
+    start_server: Callable[..., LoggedServer],
+) -> None:
+    server = start_server(DS_LOG__FORMAT="json")
+    stream = f"{server.url}/v1/stream/burst"
+    count, connections = 2000, 50
+
+    async def burst() -> None:
+        limits = httpx.Limits(max_connections=connections)
+        async with httpx.AsyncClient(limits=limits) as client:
+            created = await client.put(stream, headers={"Content-Type": "text/plain"})
+            assert created.status_code == 201
+            gate = asyncio.Semaphore(connections)
+
+            async def post(i: int) -> None:
+                async with gate:
+                    response = await client.post(
+                        stream,
+                        content=b"x",
+                        headers={"Content-Type": "text/plain", "x-request-id": f"burst-{i}"},
+                    )
+                    assert response.status_code == 204
+
+            await asyncio.gather(*(post(i) for i in range(count)))
+
+    asyncio.run(burst())
+    server.process.stop()
+    ids = _request_ids(server.log(), "json", "/v1/stream/burst")
+    # The PUT, then every POST once (in the order they finished).
+    assert len(ids) == count + 1
+    assert sorted(ids[1:]) == sorted(f"burst-{i}" for i in range(count))
+
+
+def _request_ids(log: str, fmt: str, path: str) -> list[str]:
+    """The request ids of the lines logged for requests to ``path``, in the log's order."""
+    if fmt == "json":
+        return [
+            line["request_id"]
+            for line in map(json.loads, log.splitlines())
+            if line["logger"] == "ds_server.access" and line["path"] == path
+        ]
+    prefix = "INFO ds_server.access "
+    return [
+        line.rsplit("id=", 1)[1]
+        for line in log.splitlines()
+        if line.startswith(prefix) and line.split()[3] == path
+    ]

@@ -53,7 +53,14 @@ if TYPE_CHECKING:
     from ds_server.stores.base import Store
 
 # Every backend the suite runs against.
-BACKENDS = ["memory", "file-durable", "file-fast", "sqlite", "postgres"]
+# The postgres backend runs on every version of the Postgres matrix (`-m postgres`).
+BACKENDS = [
+    "memory",
+    "file-durable",
+    "file-fast",
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+]
 MAX_STREAM_BYTES = 4096
 BYTES = "application/octet-stream"
 JSON = "application/json"

@@ -60,7 +60,7 @@ GLOB = StoredLink(explicit=False, glob=True, acked=-1)
 BOTH = StoredLink(explicit=True, glob=True, acked=40)
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def make(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Make]:
     """Opens storages on one place (memory: the same instance); closes them all after."""
     opened: list[SubscriptionStorage] = []

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
+from ds_stack.postgres.testing import ServerSource
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ds_stack.postgres.testing import PostgresServer
 
-def postgres_env(server: EmbeddedPostgres) -> dict[str, str]:
+
+def postgres_env(server: PostgresServer) -> dict[str, str]:
     """``DS_STORAGE__*`` for a server of its own on ``server``: a fresh schema each call."""
     return {
         "DS_STORAGE__POSTGRES_URL": server.url(),
@@ -24,14 +23,7 @@ def postgres_env(server: EmbeddedPostgres) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def running_postgres() -> Iterator[EmbeddedPostgres]:
-    """A Postgres on a free loopback port for as long as the block runs."""
-    # Not under a private (0700) temporary directory: the server may run as another user.
-    data_dir = Path(tempfile.mkdtemp(prefix="ds-postgres-"))
-    server = EmbeddedPostgres(PostgresConfig(data_dir=data_dir, durable=False))
-    try:
-        server.start()
+def running_postgres() -> Iterator[PostgresServer]:
+    """The tests' Postgres (``DS_TEST_POSTGRES_*`` choose it) for as long as the block runs."""
+    with ServerSource.from_environment().server() as server:
         yield server
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)

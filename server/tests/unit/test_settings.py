@@ -39,6 +39,7 @@ def test_variables_fill_their_sections(monkeypatch: pytest.MonkeyPatch) -> None:
             "not one of: file-durable, file-fast, memory, postgres, sqlite",
         ),
         ("DS_STORAGE__POSTGRES_SCHEMA", "Public", "should match pattern"),
+        ("DS_LOG__FLUSH_SECS", "0", "greater than 0"),
     ],
 )
 def test_bad_values_name_the_variable(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 from ds_sync.migrate import MigrationError, migrate
+from ds_sync.postgres_version import unsupported
 
 from ds_spark.errors import DsSparkError, PostgresUnreachable
 from ds_spark.offsets import parse_offset
@@ -20,11 +21,16 @@ if TYPE_CHECKING:
 
 
 def connect(url: str) -> psycopg.Connection[Any]:
-    """A connection, or PostgresUnreachable in one line."""
+    """A connection, or PostgresUnreachable in one line; a server older than 14 is refused."""
     try:
-        return psycopg.connect(url, connect_timeout=10)
+        conn = psycopg.connect(url, connect_timeout=10)
     except psycopg.OperationalError as exc:
         raise PostgresUnreachable(describe_postgres_error(url, exc)) from None
+    problem = unsupported(conn.info.server_version, "ds-spark")
+    if problem is not None:
+        conn.close()
+        raise DsSparkError(problem)
+    return conn
 
 
 def ensure_schema(url: str) -> None:

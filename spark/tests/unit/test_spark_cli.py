@@ -5,13 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import TYPE_CHECKING
 
+import pytest
 from ds_spark.cli import failure_message
 from ds_spark.errors import StreamError
-
-if TYPE_CHECKING:
-    import pytest
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -96,3 +93,24 @@ def test_each_command_runs_its_job(monkeypatch: pytest.MonkeyPatch) -> None:
     cli.main(["analytics"])
     assert ran == ["snapshots", "analytics"]
     assert stopped == [True, True]
+
+
+def test_postgres_older_than_14_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ds_spark.postgres
+    from ds_spark.errors import DsSparkError
+
+    closed: list[bool] = []
+
+    class OldServer:
+        info = type("Info", (), {"server_version": 130011})()
+
+        def close(self) -> None:
+            closed.append(True)
+
+    monkeypatch.setattr(ds_spark.postgres.psycopg, "connect", lambda *a, **k: OldServer())
+    with pytest.raises(DsSparkError) as raised:
+        ds_spark.postgres.connect("postgresql://ds@127.0.0.1/durable_streams")
+    assert failure_message(raised.value) == (
+        "ds-spark: PostgreSQL 13.11 is not supported: ds-spark needs PostgreSQL 14 or newer"
+    )
+    assert closed == [True]

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from ds_sync.postgres_version import unsupported
+
 if TYPE_CHECKING:
     import psycopg
 
@@ -61,6 +63,9 @@ def migrate(
     conn: psycopg.Connection[Any], migrations: list[Migration] | None = None
 ) -> list[Migration]:
     """Apply the pending migrations; returns those applied now (none when up to date)."""
+    problem = unsupported(conn.info.server_version)
+    if problem is not None:
+        raise MigrationError(problem)
     migrations = discover() if migrations is None else migrations
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))

@@ -7,14 +7,10 @@ must not lose other tests' slots.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
 from ds_sync.migrate import migrate
 from mirror_support import (
     controls,
@@ -30,21 +26,14 @@ from sync_support import SyncProcess
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ds_stack.postgres.testing import ServerSource
     from sync_support import Streams
 
 
 @pytest.fixture
-def small_slots() -> Iterator[str]:
-    data_dir = Path(tempfile.mkdtemp(prefix="ds-postgres-slots-"))
-    server = EmbeddedPostgres(
-        PostgresConfig(data_dir=data_dir, durable=False, settings={"max_slot_wal_keep_size": "1MB"})
-    )
-    try:
-        server.start()
+def small_slots(postgres_source: ServerSource) -> Iterator[str]:
+    with postgres_source.server({"max_slot_wal_keep_size": "1MB"}) as server:
         yield server.create_database("slots")
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def wal(url: str, megabytes: float) -> None:

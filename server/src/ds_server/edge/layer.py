@@ -86,7 +86,10 @@ class Edge:
         self._handler = handler
         self._cors = cors
         self._guard = guard
-        self._hooks = tuple(hooks)
+        # Each hook's methods, bound once: a request calls them from these.
+        self._on_started = tuple(hook.request_started for hook in hooks)
+        self._on_answered = tuple(hook.response_started for hook in hooks)
+        self._on_finished = tuple(hook.request_finished for hook in hooks)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind: str = scope["type"]
@@ -98,9 +101,8 @@ class Edge:
             await self._app(scope, receive, send)  # lifespan
             return
         http_scope = cast("HTTPScope", scope)
-        hooks = self._hooks
-        for hook in hooks:
-            hook.request_started(http_scope)
+        for started in self._on_started:
+            started(http_scope)
         try:
             if self._guard is not None:
                 refusal = self._guard.check(http_scope)
@@ -124,20 +126,20 @@ class Edge:
         finally:
             if self._guard is not None:
                 self._guard.finished(http_scope)
-            for hook in hooks:
-                hook.request_finished(http_scope)
+            for finished in self._on_finished:
+                finished(http_scope)
 
     def _headed(self, send: Send, scope: HTTPScope, origin: str | None) -> Send:
         """``send`` with this layer's headers added to the response start."""
-        cors, hooks = self._cors, self._hooks
+        cors, on_answered = self._cors, self._on_answered
 
         async def send_headed(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", ()))
                 cors.add_headers(headers, origin)
                 message["headers"] = headers
-                for hook in hooks:
-                    hook.response_started(scope, message["status"])
+                for answered in on_answered:
+                    answered(scope, message["status"])
             await send(message)
 
         return send_headed
@@ -154,8 +156,8 @@ class Edge:
     async def _start(
         self, scope: HTTPScope, send: Send, status: int, headers: list[tuple[bytes, bytes]]
     ) -> None:
-        for hook in self._hooks:
-            hook.response_started(scope, status)
+        for answered in self._on_answered:
+            answered(scope, status)
         await send({"type": "http.response.start", "status": status, "headers": headers})
 
     async def _send_reply(
@@ -169,8 +171,8 @@ class Edge:
         if reply.stream is None and reply.status not in _NO_LENGTH:
             headers.append((b"content-length", str(len(reply.body)).encode()))
         # Sent here rather than through _start: one coroutine less per request.
-        for hook in self._hooks:
-            hook.response_started(scope, reply.status)
+        for answered in self._on_answered:
+            answered(scope, reply.status)
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         if reply.stream is None:
             await send({"type": "http.response.body", "body": reply.body, "more_body": False})

@@ -5,7 +5,9 @@
 - ``request_collector``: those tallies as metric families, when scraped;
 - ``stored``: streams and bytes stored, counted at scrape time;
 - ``endpoint``: ``GET /metrics`` on its own loopback listener;
-- ``access_log``: the request hook that logs one line per request;
+- ``access_log``: the request hook that logs one line per request, in batches;
+- ``request_lines``: those lines, made as text or JSON for a whole batch;
+- ``line_writer``: the thread that writes them to stderr;
 - ``log_format``: ``DS_LOG__FORMAT`` (text or JSON lines) for every logger.
 
 The families themselves, and what records into them from below, are

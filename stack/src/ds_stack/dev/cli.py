@@ -23,6 +23,7 @@ from ds_stack.dev.lock import AlreadyRunning, NotRunning, StateLock, held, runni
 from ds_stack.dev.stack import Stack
 from ds_stack.launcher import LaunchError, PortInUse
 from ds_stack.postgres import PostgresError
+from ds_stack.postgres._placement import remove_data
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -232,6 +233,8 @@ def _reset(state_dir: Path) -> None:
     if not state.exists():
         banner.say(f"nothing to reset: {state} does not exist")
         return
+    # As root in a private home, Postgres's data lives elsewhere behind a link: that too.
+    remove_data(state / "postgres")
     shutil.rmtree(state)
     banner.say(f"removed {state} (streams, Postgres, logs); the next `make dev` starts empty")
 

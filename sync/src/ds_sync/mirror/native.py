@@ -17,8 +17,10 @@ Reading: every ``DS_SYNC__POLL_SECS`` the flushed WAL position is checked,
 and the slot is peeked only when it moved, up to it and up to
 ``DS_SYNC__FEED_BATCH_ROWS`` changes. So that each peek decodes little,
 the slot's restart point is kept close (``pg_log_standby_snapshot()``
-about once a second while data flows), and the position also moves over
-WAL of other tables once there is a megabyte of it.
+about once a second while data flows; PostgreSQL 14 and 15 lack it, and
+there the background writer's own such record, every 15 s while WAL is
+written, does it), and the position also moves over WAL of other tables
+once there is a megabyte of it.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ FEED = "native"
 # Other tables' WAL the position moves over on its own, once there is this much.
 IDLE_MOVE_BYTES = 1 << 20
 STANDBY_SNAPSHOT_SECS = 1.0
+# pg_log_standby_snapshot() exists from PostgreSQL 16 (server_version_num).
+STANDBY_SNAPSHOT_SINCE = 160000
 RETENTION_CHECK_SECS = 10.0
 RETENTION_WARN_EVERY_SECS = 60.0
 # A killed ds-sync's backend may still hold the slot for a moment.
@@ -105,7 +109,7 @@ class NativeFeed(ChangeFeed):
         self._seen_flush = -1
         self._standby_at = self._retention_at = self._warned_at = 0.0
         self._standby_lsn = 0
-        self._standby_allowed = True
+        self._standby_allowed = conn.info.server_version >= STANDBY_SNAPSHOT_SINCE
         stored = self._decode(position)
         slot, resumable = await self._usable_slot(stored)
         if stored is None or stored.phase == "snapshot" or not resumable:
@@ -295,11 +299,12 @@ class NativeFeed(ChangeFeed):
             try:
                 # Lets the slot's restart_lsn follow its position: peeks decode less.
                 await self.context.conn.execute("SELECT pg_log_standby_snapshot()")
-            except pg_errors.InsufficientPrivilege:
+            except (pg_errors.InsufficientPrivilege, pg_errors.UndefinedFunction) as exc:
                 self._standby_allowed = False
                 log.info(
-                    "pg_log_standby_snapshot() is not allowed to ds-sync: the slot's restart "
-                    "point follows every 15 s instead of every second"
+                    "pg_log_standby_snapshot() is not available to ds-sync (%s): the slot's "
+                    "restart point follows every 15 s instead of every second",
+                    type(exc).__name__,
                 )
         if now - self._retention_at >= RETENTION_CHECK_SECS:
             self._retention_at = now

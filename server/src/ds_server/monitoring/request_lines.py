@@ -1,0 +1,142 @@
+"""Request log lines, made in batches from what the access log recorded per request.
+
+A request only records a tuple (``Entry``); everything that costs (the
+request id, escaping, the clock's text, the line itself) is done here, for
+a whole batch at once, off the request's path. The lines are the ones
+``logging`` made for each request before (``log_format``): the same text
+line, the same JSON object with its keys in the same order.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from itertools import count
+from json.encoder import encode_basestring
+from typing import Final, Literal
+
+# started and finished (perf_counter), method, path as routed, status (0: no
+# response), the request's x-request-id header if it had one.
+Entry = tuple[float, float, str, str, int, bytes | None]
+LogFormat = Literal["text", "json"]
+
+LOGGER: Final = "ds_server.access"
+# A request id is an opaque token from the gateway; a longer one is cut.
+_MAX_ID: Final = 128
+# Ids made here, for requests that came without one: 32 hex digits, unique
+# without a random draw each: 16 random per process, 8 counting batches, and
+# 8 counting the batch's ids, in decimal (digits are hex digits too) from
+# 10**7 so that there are 8 of them. A small int is the cheapest to write.
+_ID_PREFIX: Final = uuid.uuid4().hex[:16]
+_batches = count()
+_FIRST_IN_BATCH: Final = 10**7
+# Durations in tenths of a millisecond as text, made once each (a float's
+# text costs more than the rest of the line); up to 10 s.
+_DURATIONS: dict[int, str] = {}
+_CACHED_TENTHS: Final = 100_000
+
+
+def lines(entries: list[Entry], fmt: LogFormat) -> str:
+    """The log lines of ``entries``, in order, each ending in a newline."""
+    if fmt == "json":
+        return _json_lines(entries)
+    return _text_lines(entries)
+
+
+def _text_lines(entries: list[Entry]) -> str:
+    made_ids = _MadeIds()
+    out: list[str] = []
+    for started, finished, method, path, status, given_id in entries:
+        if not path.isprintable():
+            path = _escaped(path)
+        out.append(
+            f"INFO {LOGGER} {method} {path} {status} {_duration(finished - started)}ms "
+            f"id={_request_id(given_id) or made_ids.next()}\n"
+        )
+    return "".join(out)
+
+
+def _json_lines(entries: list[Entry]) -> str:
+    # Wall-clock time of a perf_counter reading: one offset for the batch.
+    offset = time.time() - time.perf_counter()
+    clock = _Clock()
+    made_ids = _MadeIds()
+    out: list[str] = []
+    for started, finished, method, path, status, given_id in entries:
+        printable_path = path if path.isprintable() else _escaped(path)
+        request_id = _request_id(given_id) or made_ids.next()
+        elapsed_ms = (finished - started) * 1000
+        message = (
+            f"{method} {printable_path} {status} {_duration(finished - started)}ms id={request_id}"
+        )
+        out.append(
+            f'{{"time": "{clock.text(finished + offset)}", "level": "info", '
+            f'"logger": "{LOGGER}", "message": {encode_basestring(message)}, '
+            f'"method": {encode_basestring(method)}, "path": {encode_basestring(printable_path)}, '
+            f'"status": {status}, "duration_ms": {round(elapsed_ms, 3)!r}, '
+            f'"request_id": {encode_basestring(request_id)}}}\n'
+        )
+    return "".join(out)
+
+
+class _Clock:
+    """``2026-11-26T22:14:41.123Z`` for a wall-clock time (a second's text is made once)."""
+
+    def __init__(self) -> None:
+        self.second = -1
+        self.prefix = ""
+
+    def text(self, wall: float) -> str:
+        second = int(wall)
+        if second != self.second:
+            self.second = second
+            self.prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        return f"{self.prefix}.{int((wall - second) * 1000):03d}Z"
+
+
+def _duration(seconds: float) -> str:
+    """Milliseconds, rounded to a tenth (``f"{ms:.1f}"``, made once per value below 10 s)."""
+    tenths = round(seconds * 10_000)
+    if tenths >= _CACHED_TENTHS or tenths < 0:
+        return f"{seconds * 1000:.1f}"
+    text = _DURATIONS.get(tenths)
+    if text is None:
+        text = _DURATIONS[tenths] = f"{tenths / 10:.1f}"
+    return text
+
+
+def _request_id(given: bytes | None) -> str:
+    """The request's own id (the gateway's ``x-request-id``) as text, or "" if it had none."""
+    if not given:
+        return ""
+    text = given[:_MAX_ID].decode("latin-1")
+    return text if text.isprintable() else _escaped(text)
+
+
+class _MadeIds:
+    """Request ids for one batch's lines that came without one."""
+
+    def __init__(self) -> None:
+        self.prefix = f"{_ID_PREFIX}{next(_batches) % 16**8:08x}"
+        self.count = _FIRST_IN_BATCH
+
+    def next(self) -> str:
+        self.count += 1
+        return f"{self.prefix}{self.count}"
+
+
+def _escaped(text: str) -> str:
+    # A percent-encoded newline in a path must not start a forged log line.
+    return text.encode("unicode_escape").decode("ascii")
+
+
+def dropped_line(dropped: int, fmt: LogFormat) -> str:
+    """The line that says ``dropped`` lines were lost because stderr wasn't being read."""
+    message = f"{dropped} request log lines dropped: nothing was reading the log"
+    if fmt == "json":
+        clock = _Clock()
+        return (
+            f'{{"time": "{clock.text(time.time())}", "level": "warning", '
+            f'"logger": "{LOGGER}", "message": {encode_basestring(message)}}}\n'
+        )
+    return f"WARNING {LOGGER} {message}\n"
