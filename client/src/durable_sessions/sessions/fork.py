@@ -36,14 +36,16 @@ async def fork_session(
     token: TokenSource | None = None,
     client: httpx.AsyncClient | None = None,
     headers: Mapping[str, str] | None = None,
-) -> None:
-    """Create the session at ``target_url`` as a fork of ``source_url`` before ``offset``.
+) -> bool:
+    """Create the session at ``target_url`` as a fork of ``source_url`` before ``offset``;
+    True when created, False when that very fork exists already (a retry).
 
     ``offset`` must be a message boundary (an event's ``offset`` or
     ``next_offset``); None forks at the source's tail. Both URLs are on the
     same server. Raises the official client's ``DurableStreamError`` with the
-    status on failure (409 when ``target_url`` exists, 400 for an offset
-    that is not a boundary or past the tail, 404 for a missing source).
+    status on failure (409 when ``target_url`` exists as something else, 400
+    for an offset that is not a boundary or past the tail, 404 for a missing
+    source).
     """
     source, target = urlsplit(source_url), urlsplit(target_url)
     if (source.scheme, source.netloc) != (target.scheme, target.netloc):
@@ -53,5 +55,6 @@ async def fork_session(
         sent[STREAM_FORK_OFFSET] = offset
     async with owned_client(client) as http:
         response = await http.put(target_url, headers=sent, auth=auth_for(token_provider(token)))
-    if response.status_code != 201:
+    if response.status_code not in (200, 201):
         raise http_error(response.status_code, target_url, response.text)
+    return response.status_code == 201
