@@ -63,7 +63,12 @@ from durable_sessions.sessions.location import DEFAULT_BUCKET, create_session, s
 from durable_sessions.sessions.state import ChatMessage, Participant, SessionState
 from durable_sessions.sessions.sync_writer import SessionWriter
 from durable_sessions.sessions.timestamps import format_time, parse_time
-from durable_sessions.sessions.writer import AsyncSessionWriter, Reply, new_message_id
+from durable_sessions.sessions.writer import (
+    AsyncSessionWriter,
+    Reply,
+    ReplyStream,
+    new_message_id,
+)
 
 __all__ = [
     "DEFAULT_BUCKET",
@@ -86,6 +91,7 @@ __all__ = [
     "ReactionEvent",
     "ReactionKey",
     "Reply",
+    "ReplyStream",
     "Role",
     "SessionBatch",
     "SessionEvent",

@@ -59,6 +59,50 @@ class Reply:
     chunks: int
 
 
+class ReplyStream:
+    """A reply being written: `add` appends a chunk, `finish` the whole message (once)."""
+
+    def __init__(
+        self, writer: AsyncSessionWriter, message_id: str, *, author: str, role: Role
+    ) -> None:
+        self.id = message_id
+        self._writer = writer
+        self._author = author
+        self._role: Role = role
+        self._pieces: list[str] = []
+        self._finished: Reply | None = None
+
+    @property
+    def text(self) -> str:
+        """The text so far."""
+        return "".join(self._pieces)
+
+    def add(self, text: str) -> None:
+        """Append a piece of the reply (an empty one writes nothing)."""
+        if self._finished is not None:
+            raise RuntimeError(f"reply {self.id} is finished")
+        if text:
+            index = len(self._pieces)
+            clock = self._writer.clock
+            self._writer.append(chunk_event(self.id, text, index, role=self._role, at=clock()))
+            self._pieces.append(text)
+
+    def finish(self) -> Reply:
+        """Write the whole message (an upsert of its text so far); again: the same `Reply`."""
+        if self._finished is None:
+            event = message_event(
+                self.id,
+                self.text,
+                role=self._role,
+                author=self._author,
+                edit=bool(self._pieces),
+                at=self._writer.clock(),
+            )
+            self._writer.append(event)
+            self._finished = Reply(id=self.id, text=self.text, chunks=len(self._pieces))
+        return self._finished
+
+
 def new_message_id() -> str:
     """A fresh message id (a random UUID's hex)."""
     return uuid.uuid4().hex
@@ -105,7 +149,7 @@ class AsyncSessionWriter:
         self._presence_refresh = presence_refresh
         self._typing_ttl = typing_ttl
         self._typing_refresh = typing_refresh
-        self._clock = clock
+        self.clock = clock
         self._present: dict[str, Status] = {}
         self._typing_since: dict[str, datetime] = {}
         self._heartbeat: asyncio.Task[None] | None = None
@@ -118,18 +162,26 @@ class AsyncSessionWriter:
     ) -> str:
         """Post a message; its id (``message_id``, or a new one)."""
         message_id = message_id or new_message_id()
-        self._append(message_event(message_id, text, role=role, author=author, at=self._clock()))
+        self.append(message_event(message_id, text, role=role, author=author, at=self.clock()))
         return message_id
 
     def edit(self, message_id: str, text: str, *, author: str, role: Role = "user") -> None:
         """Replace a message's text (an upsert of the whole message: give its author and role)."""
-        self._append(
-            message_event(message_id, text, role=role, author=author, edit=True, at=self._clock())
+        self.append(
+            message_event(message_id, text, role=role, author=author, edit=True, at=self.clock())
         )
 
     def delete(self, message_id: str) -> None:
         """Remove a message."""
-        self._append(deleted_message_event(message_id, at=self._clock()))
+        self.append(deleted_message_event(message_id, at=self.clock()))
+
+    def reply(
+        self, *, author: str = "assistant", role: Role = "assistant", message_id: str | None = None
+    ) -> ReplyStream:
+        """Start a reply written piece by piece (`ReplyStream.add`, then `ReplyStream.finish`):
+        for text that arrives in something `stream_reply` can't iterate, e.g. the text parts
+        of an AI SDK UI message stream."""
+        return ReplyStream(self, message_id or new_message_id(), author=author, role=role)
 
     async def stream_reply(
         self,
@@ -148,43 +200,23 @@ class AsyncSessionWriter:
         cancelled), the text so far is still written as the message, so it
         no longer shows as streaming, and the error propagates.
         """
-        message_id = message_id or new_message_id()
-        pieces: list[str] = []
-
-        def finish() -> None:
-            event = message_event(
-                message_id,
-                "".join(pieces),
-                role=role,
-                author=author,
-                edit=bool(pieces),
-                at=self._clock(),
-            )
-            self._append(event)
-
+        reply = self.reply(author=author, role=role, message_id=message_id)
         try:
             async for text in _aiter(chunks):
-                if not text:
-                    continue
-                self._append(
-                    chunk_event(message_id, text, len(pieces), role=role, at=self._clock())
-                )
-                pieces.append(text)
-        except BaseException:
-            finish()
-            raise
-        finish()
-        return Reply(id=message_id, text="".join(pieces), chunks=len(pieces))
+                reply.add(text)
+        finally:
+            written = reply.finish()
+        return written
 
     # -- reactions ---------------------------------------------------------
 
     def react(self, message_id: str, user: str, emoji: str) -> None:
         """``user`` reacts to a message with ``emoji``."""
-        self._append(reaction_event(message_id, user, emoji, at=self._clock()))
+        self.append(reaction_event(message_id, user, emoji, at=self.clock()))
 
     def unreact(self, message_id: str, user: str, emoji: str) -> None:
         """``user`` takes a reaction back."""
-        self._append(reaction_event(message_id, user, emoji, remove=True, at=self._clock()))
+        self.append(reaction_event(message_id, user, emoji, remove=True, at=self.clock()))
 
     # -- presence and typing ----------------------------------------------
 
@@ -210,17 +242,17 @@ class AsyncSessionWriter:
     def typing(self, user: str) -> None:
         """``user`` is typing: call it as they type; it writes at most every ``typing_refresh``,
         and the entry expires ``typing_ttl`` after the last write."""
-        now = self._clock()
+        now = self.clock()
         since = self._typing_since.get(user)
         if since is not None and now - since < self._typing_refresh:
             return
         self._typing_since[user] = now
-        self._append(typing_event(user, ttl=self._typing_ttl, at=now))
+        self.append(typing_event(user, ttl=self._typing_ttl, at=now))
 
     def stop_typing(self, user: str) -> None:
         """``user`` stopped typing (written only if this writer said they were typing)."""
         if self._typing_since.pop(user, None) is not None:
-            self._append(stopped_typing_event(user, at=self._clock()))
+            self.append(stopped_typing_event(user, at=self.clock()))
 
     @contextlib.asynccontextmanager
     async def keep_typing(self, user: str) -> AsyncIterator[None]:
@@ -282,11 +314,12 @@ class AsyncSessionWriter:
     async def __aexit__(self, *_: object) -> None:
         await self.close()
 
-    def _append(self, event: dict[str, Any]) -> None:
+    def append(self, event: dict[str, Any]) -> None:
+        """Append any event (e.g. built with `durable_sessions.sessions.builders`), in order."""
         self.producer.append(event)
 
     def _write_presence(self, user: str, status: Status) -> None:
-        self._append(presence_event(user, status, ttl=self._presence_ttl, at=self._clock()))
+        self.append(presence_event(user, status, ttl=self._presence_ttl, at=self.clock()))
 
     async def _refresh_presence(self) -> None:
         while True:
