@@ -86,7 +86,7 @@ EXAMPLE_PORT ?= 3000
 
 example-chat: $(VENV)/.synced ## The example AI chat backend (examples/chat) on 127.0.0.1:3000 against the running `make dev` (EXAMPLE_PORT=)
 	@env_lines="$$($(PY) -m ds_stack.dev --state-dir $(DEV_DIR) env)" && eval "$$env_lines" && \
-		exec $(PY) -m chat_example --port $(EXAMPLE_PORT)
+		PYTHONPATH=examples/chat/src exec $(PY) -m chat_example --port $(EXAMPLE_PORT)
 
 dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
 	DS_STORAGE__DATA_DIR=$(DEV_DIR)/streams $(VENV)/bin/ds-server

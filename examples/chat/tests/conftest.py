@@ -12,11 +12,15 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from ds_stack.ports import free_port
 
 # The gateway tests' stack: the same launcher, config and test-only key.
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "proxy" / "tests"))
-from ds_stack.ports import free_port
+# The example is no workspace member: it runs from its sources (as `make example-chat` runs it).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from gateway_stack import ADMIN, GatewayStack
+
+SOURCES = Path(__file__).resolve().parents[1] / "src"
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -51,6 +55,9 @@ def chat_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
             "DS_TOKEN": ADMIN,
             "CHAT_EXAMPLE_PAUSE_MS": "20",
             "CHAT_EXAMPLE_HOLD_FILE": str(hold),
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(SOURCES), os.environ.get("PYTHONPATH")])
+            ),
         }
         app = subprocess.Popen(
             [sys.executable, "-m", "chat_example", "--port", str(port)],
