@@ -258,6 +258,8 @@ def calls(draw: st.DrawFn) -> tuple[Call, str, str | None]:
     kind = draw(st.sampled_from(_KINDS))
     text = (("Content-Type", TEXT),)
     stream = name.partition("/")[2] or "s"
+    # /ds/{bucket}/{stream}/...: a stream id is one segment, else the path names no stream.
+    addressed = f"{bucket}/{stream}" if "/" not in stream else None
     if kind == "read":
         return Call("GET", draw(stream_paths(name)) + "?offset=-1"), bucket, name
     if kind == "head":
@@ -278,7 +280,7 @@ def calls(draw: st.DrawFn) -> tuple[Call, str, str | None]:
     if kind == "listing":
         return Call("GET", f"/ds/{bucket}/streams"), bucket, None
     if kind == "bootstrap":
-        return Call("GET", f"/ds/{bucket}/{stream}/bootstrap"), bucket, f"{bucket}/{stream}"
+        return Call("GET", f"/ds/{bucket}/{stream}/bootstrap"), bucket, addressed
     if kind == "snapshot":
         offset = "00000000000000000000"
         method = draw(st.sampled_from(("GET", "PUT", "DELETE")))
@@ -288,7 +290,7 @@ def calls(draw: st.DrawFn) -> tuple[Call, str, str | None]:
         return (
             Call(method, f"/ds/{bucket}/{stream}/{suffix}", headers, body),
             bucket,
-            f"{bucket}/{stream}",
+            addressed,
         )
     new_bucket = f"{fresh_bucket.strip('_')}-{draw(st.integers(0, 10**6))}"
     return Call("PUT", f"/ds/{new_bucket}"), new_bucket, None
