@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import uuid
 from typing import TYPE_CHECKING
 
 from durable_sessions.sessions import (
@@ -15,9 +14,7 @@ from durable_sessions.sessions import (
     MessageEvent,
     SessionFollower,
     SessionState,
-    create_session,
     load_session,
-    session_url,
 )
 
 if TYPE_CHECKING:
@@ -27,14 +24,8 @@ if TYPE_CHECKING:
     from sdk_stack import SdkStack
 
 
-async def _new_session(sdk_stack: SdkStack) -> str:
-    url = session_url(sdk_stack.url, f"room-{uuid.uuid4().hex[:8]}", bucket=sdk_stack.new_bucket())
-    await create_session(url, token=sdk_stack.token)
-    return url
-
-
 async def test_a_follower_sees_a_reply_grow_chunk_by_chunk(sdk_stack: SdkStack) -> None:
-    url = await _new_session(sdk_stack)
+    url = sdk_stack.new_session()
     seen: list[SessionEvent] = []
     texts: list[str] = []
     grown, finished = asyncio.Event(), asyncio.Event()
@@ -74,7 +65,7 @@ async def test_a_follower_sees_a_reply_grow_chunk_by_chunk(sdk_stack: SdkStack) 
 
 
 async def test_each_event_knows_where_it_starts_and_ends(sdk_stack: SdkStack) -> None:
-    url = await _new_session(sdk_stack)
+    url = sdk_stack.new_session()
     async with AsyncSessionWriter(url, token=sdk_stack.token) as writer:
         for n in range(5):
             writer.message(f"message {n} " + "é" * n, author="user:alice", message_id=str(n))
@@ -90,7 +81,7 @@ async def test_each_event_knows_where_it_starts_and_ends(sdk_stack: SdkStack) ->
 
 
 async def test_resume_from_a_checkpoint_reads_only_what_came_after(sdk_stack: SdkStack) -> None:
-    url = await _new_session(sdk_stack)
+    url = sdk_stack.new_session()
     async with AsyncSessionWriter(url, token=sdk_stack.token) as writer:
         writer.message("before", author="user:alice", message_id="1")
     saved = await load_session(url, token=sdk_stack.token)
@@ -113,7 +104,7 @@ async def test_resume_from_a_checkpoint_reads_only_what_came_after(sdk_stack: Sd
 
 
 async def test_a_snapshot_is_where_the_state_starts_and_a_410_rebuilds(sdk_stack: SdkStack) -> None:
-    url = await _new_session(sdk_stack)
+    url = sdk_stack.new_session()
     async with AsyncSessionWriter(url, token=sdk_stack.token) as writer:
         writer.message("first", author="user:alice", message_id="1")
         await writer.flush()

@@ -6,15 +6,12 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from durable_sessions.sessions import (
     AsyncSessionWriter,
-    create_session,
     load_session,
-    session_url,
 )
 
 if TYPE_CHECKING:
@@ -27,8 +24,7 @@ PATIENCE_SECS = 60.0
 
 
 async def test_a_killed_member_expires_and_a_live_one_stays(sdk_stack: SdkStack) -> None:
-    url = session_url(sdk_stack.url, f"room-{uuid.uuid4().hex[:8]}", bucket=sdk_stack.new_bucket())
-    await create_session(url, token=sdk_stack.token)
+    url = sdk_stack.new_session()
     arguments = ["--url", url, "--token", sdk_stack.token, "--user", "bob", "--ttl", str(TTL_SECS)]
     member = await asyncio.create_subprocess_exec(
         sys.executable, str(MEMBER), *arguments, stdout=asyncio.subprocess.PIPE

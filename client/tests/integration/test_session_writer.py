@@ -3,7 +3,6 @@ and read back by the fold as the chat it is."""
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING
 
 import pytest
@@ -22,20 +21,16 @@ if TYPE_CHECKING:
     from sdk_stack import SdkStack
 
 
-async def _new_session(sdk_stack: SdkStack) -> str:
-    url = session_url(sdk_stack.url, f"room-{uuid.uuid4().hex[:8]}", bucket=sdk_stack.new_bucket())
-    assert await create_session(url, token=sdk_stack.token)
-    assert not await create_session(url, token=sdk_stack.token)  # exists: nothing to do
-    return url
-
-
 async def fake_model(words: list[str]) -> AsyncIterator[str]:
     for word in words:
         yield word
 
 
 async def test_a_conversation_is_written_and_read_back(sdk_stack: SdkStack) -> None:
-    url = await _new_session(sdk_stack)
+    url = sdk_stack.new_session()
+    assert not await create_session(url, token=sdk_stack.token)  # it exists: nothing to do
+    fresh = session_url(sdk_stack.url, "fresh", bucket=sdk_stack.new_bucket())
+    assert await create_session(fresh, token=sdk_stack.token)
     async with AsyncSessionWriter(url, token=sdk_stack.token) as writer:
         writer.join("alice")
         writer.typing("alice")
@@ -77,7 +72,7 @@ async def test_a_conversation_is_written_and_read_back(sdk_stack: SdkStack) -> N
 
 
 async def test_a_failing_model_still_leaves_a_finished_message(sdk_stack: SdkStack) -> None:
-    url = await _new_session(sdk_stack)
+    url = sdk_stack.new_session()
 
     async def failing() -> AsyncIterator[str]:
         yield "Half an "
@@ -92,7 +87,7 @@ async def test_a_failing_model_still_leaves_a_finished_message(sdk_stack: SdkSta
 
 
 async def test_end_session_closes_the_stream(sdk_stack: SdkStack) -> None:
-    url = await _new_session(sdk_stack)
+    url = sdk_stack.new_session()
     writer = AsyncSessionWriter(url, token=sdk_stack.token)
     writer.message("bye", author="user:alice")
     await writer.close(end_session=True)
@@ -102,7 +97,7 @@ async def test_end_session_closes_the_stream(sdk_stack: SdkStack) -> None:
 
 
 async def test_the_synchronous_writer(sdk_stack: SdkStack) -> None:
-    url = await _new_session(sdk_stack)
+    url = sdk_stack.new_session()
     with SessionWriter(url, token=sdk_stack.token) as writer:
         writer.join("carol", "away")
         first = writer.message("hello", author="user:carol")

@@ -155,19 +155,22 @@ def test_the_page_drops_expired_presence_and_typing_by_itself(
 
 
 @pytest.fixture
-def clocked_viewer(
+def clocked_member(
     browser: Browser, viewer_stack: ViewerStack
-) -> Iterator[Callable[..., ViewerPage]]:
-    """Open the viewer as a new user, its clock under the test's control (Playwright's clock)."""
+) -> Iterator[Callable[[str, str], ViewerPage]]:
+    """Open session ``sid`` in the viewer as ``user`` (its own browser context), signed in
+    and present, the page's clock under the test's control (Playwright's clock)."""
     pages: list[ViewerPage] = []
 
-    def open_page(fragment: str) -> ViewerPage:
+    def open_page(sid: str, user: str) -> ViewerPage:
         context = browser.new_context()
         raw = context.new_page()
         raw.clock.install()
         page = ViewerPage(raw, viewer_stack.url)
-        page.goto(fragment)
+        page.goto(f"/sessions/{sid}")
         pages.append(page)
+        page.sign_in(user_token(user))
+        page.wait_joined(user)
         return page
 
     yield open_page
@@ -192,13 +195,11 @@ def _read(viewer_stack: ViewerStack, path: str) -> list[Any]:
 
 
 def test_the_pages_presence_has_a_deadline_and_is_refreshed(
-    viewer_stack: ViewerStack, clocked_viewer: Callable[..., ViewerPage]
+    viewer_stack: ViewerStack, clocked_member: Callable[[str, str], ViewerPage]
 ) -> None:
     sid = _sid()
     path = viewer_stack.session(sid)
-    alice = clocked_viewer(f"/sessions/{sid}")
-    alice.sign_in(user_token("alice"))
-    alice.wait_joined("alice")
+    alice = clocked_member(sid, "alice")
     [first] = _presence_of(viewer_stack, path, "alice")
     joined = parse_time(first["expires_at"])
     assert first["status"] == "online"
@@ -233,16 +234,12 @@ def _wait_for(read: Callable[[], list[Any]], done: Callable[[list[Any]], bool]) 
 
 
 def test_a_page_that_dies_stops_showing_as_online(
-    viewer_stack: ViewerStack, clocked_viewer: Callable[..., ViewerPage]
+    viewer_stack: ViewerStack, clocked_member: Callable[[str, str], ViewerPage]
 ) -> None:
     sid = _sid()
     path = viewer_stack.session(sid)
-    alice = clocked_viewer(f"/sessions/{sid}")
-    alice.sign_in(user_token("alice"))
-    alice.wait_joined("alice")
-    bob = clocked_viewer(f"/sessions/{sid}")
-    bob.sign_in(user_token("bob"))
-    bob.wait_joined("bob")
+    alice = clocked_member(sid, "alice")
+    bob = clocked_member(sid, "bob")
     bob.page.fill("#compose-text", "I was about to say")
     expect(alice.person("bob")).to_have_attribute("data-online", "true")
     expect(alice.typing).to_have_text("bob is typing…")

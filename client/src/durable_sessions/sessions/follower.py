@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from durable_sessions._following import Following
 from durable_sessions.events import Bootstrapped
 from durable_sessions.follow import follow
 from durable_sessions.protocol.bootstrap import NO_SNAPSHOT
@@ -52,7 +53,7 @@ class SessionBatch:
     closed: bool = False
 
 
-class SessionFollower:
+class SessionFollower(Following[SessionBatch]):
     """Follow the session at ``url`` (``/ds/{bucket}/{session}``) into `state`.
 
     ``async for batch in follower`` yields each `SessionBatch` once it is
@@ -82,27 +83,6 @@ class SessionFollower:
         self._client = client
         self._headers = headers
         self._live: LiveMode = live
-        self._iterator: AsyncGenerator[SessionBatch] | None = None
-
-    def __aiter__(self) -> SessionFollower:
-        return self
-
-    async def __anext__(self) -> SessionBatch:
-        if self._iterator is None:
-            self._iterator = self._batches()
-        return await anext(self._iterator)
-
-    async def aclose(self) -> None:
-        """Stop following (the connection is closed); a later iteration resumes at `offset`."""
-        iterator, self._iterator = self._iterator, None
-        if iterator is not None:
-            await iterator.aclose()
-
-    async def __aenter__(self) -> SessionFollower:
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.aclose()
 
     async def _batches(self) -> AsyncGenerator[SessionBatch]:
         follows = follow(
