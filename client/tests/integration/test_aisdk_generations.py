@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from ds_proxy.tokens import bucket_token
-from durable_sessions.aisdk import ChatRequest, DurableChatGenerations
+from durable_sessions.aisdk import ChatRequest, DurableChatGenerations, write_chunks
 from durable_sessions.aisdk.litestar import chat_handlers
 from durable_sessions.aisdk.starlette import chat_routes
 from durable_sessions.protocol import split_json_arrays
@@ -208,3 +208,25 @@ async def test_the_framework_adapters(sdk_stack: SdkStack, make_app: Callable[..
             assert "error" in refused.json()
         assert (await app.get("/api/chat/..x/stream")).status_code == 400
     assert [chat.id for chat in asked] == ["c4"]
+
+
+async def test_a_cancelled_generation_still_ends_its_stream(sdk_stack: SdkStack) -> None:
+    url = sdk_stack.new_stream(sdk_stack.new_bucket())
+    started = asyncio.Event()
+
+    async def model() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "start"}
+        started.set()
+        await asyncio.Event().wait()  # a model that never finishes
+        yield {"type": "finish"}
+
+    writer = asyncio.create_task(write_chunks(model(), url, token=sdk_stack.token))
+    await started.wait()
+    writer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await writer
+    reader = f"{url}?access_token={sdk_stack.token}"
+    assert await read_to_the_end(reader) == [
+        {"type": "start"},
+        {"type": "error", "errorText": "The generation failed."},
+    ]

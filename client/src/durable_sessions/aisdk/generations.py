@@ -118,11 +118,12 @@ class DurableChatGenerations:
         await self._create(url)
         await self.active.begin(chat_id, name)
         writer = asyncio.create_task(self._write(chat_id, name, url, chunks))
-        if mode == "await":
-            final_offset = await writer
-            return pointer(200, await self.read_url(name), finalOffset=final_offset)
         self._writers.add(writer)
         writer.add_done_callback(self._writers.discard)
+        if mode == "await":
+            # Shielded: a client that hangs up does not stop the generation.
+            final_offset = await asyncio.shield(writer)
+            return pointer(200, await self.read_url(name), finalOffset=final_offset)
         return pointer(201, await self.read_url(name))
 
     async def reconnect(self, chat_id: str) -> ChatResponse:

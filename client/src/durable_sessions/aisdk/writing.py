@@ -4,8 +4,8 @@ Each chunk (an AI SDK ``UIMessageChunk``: ``{"type": "text-delta", ...}``)
 is one JSON message of the stream, in order, written by an idempotent
 producer; when the source ends the stream is closed, which is how readers
 (the official transport's ``stream()``) learn that the generation is over.
-A source that fails gets an ``error`` chunk (the AI SDK's way to say so)
-before the close, and its exception propagates.
+A source that fails (or a task cancelled) gets an ``error`` chunk (the AI
+SDK's way to say so) before the close, and its exception propagates.
 """
 
 from __future__ import annotations
@@ -48,11 +48,9 @@ async def write_chunks(
     try:
         async for chunk in source:
             producer.append(chunk)
-    except Exception:
-        # The reader gets the AI SDK's error chunk, not the exception's text.
-        await producer.close({"type": "error", "errorText": error_text})
-        raise
     except BaseException:
-        await producer.detach()
+        # The reader gets the AI SDK's error chunk (not the exception's text) and the
+        # stream's end, also when the task was cancelled: no reader waits forever.
+        await producer.close({"type": "error", "errorText": error_text})
         raise
     return (await producer.close()).final_offset
