@@ -41,19 +41,11 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The official TypeScript packages the SDK's tests are judged against.
-client/tests/node/node_modules/.installed: client/tests/node/package.json client/tests/node/package-lock.json
-	cd client/tests/node && npm ci --no-audit --no-fund --loglevel=error
-	@touch $@
-
-# The official State Protocol package: the sync tests' independent reader of pg-{table}.
-sync/tests/node/node_modules/.installed: sync/tests/node/package.json sync/tests/node/package-lock.json
-	cd sync/tests/node && npm ci --no-audit --no-fund --loglevel=error
-	@touch $@
-
-# The official AI SDK transport that drives the example chat backend in its tests.
-examples/chat/tests/node/node_modules/.installed: examples/chat/tests/node/package.json examples/chat/tests/node/package-lock.json
-	cd examples/chat/tests/node && npm ci --no-audit --no-fund --loglevel=error
+# The official TypeScript packages, pinned, that judge our readers and writers in
+# the tests: @durable-streams/state and /client, the AI SDK transport.
+JUDGES := tests/node/node_modules/.installed
+$(JUDGES): tests/node/package.json tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 $(CHROMIUM):
@@ -64,7 +56,7 @@ $(POSTGRES15_BIN)/postgres:
 	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends postgresql-15
 
-setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed sync/tests/node/node_modules/.installed examples/chat/tests/node/node_modules/.installed $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## Install everything (uv, Python workspace, npm packages, Chromium, Debian's PostgreSQL 15)
+setup: $(VENV)/.synced conformance/node_modules/.installed $(JUDGES) $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## Install everything (uv, Python workspace, npm packages, Chromium, Debian's PostgreSQL 15)
 
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
@@ -142,13 +134,13 @@ unit-e2e: $(VENV)/.synced
 	$(VENV)/bin/pytest -q e2e $(PYTEST_ARGS)
 
 # -s: the test's last line is its figures (written vs retained, bootstraps, disk use).
-unit-soak: $(VENV)/.synced sync/tests/node/node_modules/.installed
+unit-soak: $(VENV)/.synced $(JUDGES)
 	DS_SOAK_SECS=$(SOAK_SHORT_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
 
 SOAK_SHORT_SECS ?= 90
 SOAK_SECS ?= 3600
 
-soak: $(VENV)/.synced sync/tests/node/node_modules/.installed ## The soak test for SOAK_SECS (an hour): the whole stack, lowered limits, ds-sync killed; prints its figures (not in `make test`)
+soak: $(VENV)/.synced $(JUDGES) ## The soak test for SOAK_SECS (an hour): the whole stack, lowered limits, ds-sync killed; prints its figures (not in `make test`)
 	DS_SOAK_SECS=$(SOAK_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
 
 # The tests that need Postgres (`-m postgres`: ds-sync both ways with its kill

@@ -1,7 +1,7 @@
 """The official createDurableChatTransport drives the example backend, unchanged.
 
 A real Envoy and ds-server, the example app as a real process, and the
-official ``@durable-streams/aisdk-transport`` in Node (tests/node): every
+official ``@durable-streams/aisdk-transport`` in Node (the repository's tests/node): every
 chunk of a generation arrives; on ``reconnectToStream`` mid-generation,
 every chunk arrives again from the start; the AI SDK's ``readUIMessageStream``
 makes the reply of them. The conversation is a session too.
@@ -26,7 +26,7 @@ from gateway_stack import ADMIN
 if TYPE_CHECKING:
     from conftest import ChatApp
 
-JUDGE = Path(__file__).with_name("node")
+JUDGE = Path(__file__).resolve().parents[3] / "tests" / "node" / "chat-judge.mjs"
 # A backstop only: each run ends as soon as the transport has read its streams.
 JUDGE_SECS = 120
 
@@ -35,10 +35,9 @@ def judge(chat_app: ChatApp, chat: str, text: str, *more: str) -> subprocess.Pop
     node = shutil.which("node")
     if node is None:
         pytest.fail("node is missing: `make setup` needs Node for the official TypeScript packages")
-    command = [node, "judge.mjs", "--api", f"{chat_app.url}/api/chat", "--chat", chat]
+    command = [node, str(JUDGE), "--api", f"{chat_app.url}/api/chat", "--chat", chat]
     process = subprocess.Popen(
         [*command, "--text", text, *more],
-        cwd=JUDGE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
