@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 # Debian's own (15/main, port 5432); nothing here uses it or minds it.
 POSTGRES15_BIN := /usr/lib/postgresql/15/bin
 
-.PHONY: help setup dev dev-server dev-reset analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -41,14 +41,11 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The official TypeScript packages the SDK's tests are judged against.
-client/tests/node/node_modules/.installed: client/tests/node/package.json client/tests/node/package-lock.json
-	cd client/tests/node && npm ci --no-audit --no-fund --loglevel=error
-	@touch $@
-
-# The official State Protocol package: the sync tests' independent reader of pg-{table}.
-sync/tests/node/node_modules/.installed: sync/tests/node/package.json sync/tests/node/package-lock.json
-	cd sync/tests/node && npm ci --no-audit --no-fund --loglevel=error
+# The official TypeScript packages, pinned, that judge our readers and writers in
+# the tests: @durable-streams/state and /client, the AI SDK transport.
+JUDGES := tests/node/node_modules/.installed
+$(JUDGES): tests/node/package.json tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 $(CHROMIUM):
@@ -59,7 +56,7 @@ $(POSTGRES15_BIN)/postgres:
 	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends postgresql-15
 
-setup: $(VENV)/.synced conformance/node_modules/.installed client/tests/node/node_modules/.installed sync/tests/node/node_modules/.installed $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## Install everything (uv, Python workspace, npm packages, Chromium, Debian's PostgreSQL 15)
+setup: $(VENV)/.synced conformance/node_modules/.installed $(JUDGES) $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## Install everything (uv, Python workspace, npm packages, Chromium, Debian's PostgreSQL 15)
 
 # `make dev PORT=8081 SERVER_PORT=4440 ...`: each variable becomes the launcher's flag.
 # Only from the command line: a PORT in the environment is usually another program's.
@@ -91,6 +88,12 @@ analytics: $(VENV)/.synced ## ds-spark analytics against the running `make dev` 
 snapshots: $(VENV)/.synced ## ds-spark snapshots against the running `make dev` stack
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark snapshots
 
+EXAMPLE_PORT ?= 3000
+
+example-chat: $(VENV)/.synced ## The example AI chat backend (examples/chat) on 127.0.0.1:3000 against the running `make dev` (EXAMPLE_PORT=)
+	@env_lines="$$($(PY) -m ds_stack.dev --state-dir $(DEV_DIR) env)" && eval "$$env_lines" && \
+		PYTHONPATH=examples/chat/src exec $(PY) -m chat_example --port $(EXAMPLE_PORT)
+
 dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
 	DS_STORAGE__DATA_DIR=$(DEV_DIR)/streams $(VENV)/bin/ds-server
 
@@ -113,7 +116,7 @@ typecheck: $(VENV)/.synced ## mypy --strict on the sources
 # Each one's output is printed when it ends.
 PYTEST_WORKERS ?= 3
 # pyproject's testpaths without spark/tests and e2e (--ignore can't drop a testpaths entry).
-SPREAD_TESTS := server/tests proxy/tests client/tests bench/tests stack/tests sync/tests tests
+SPREAD_TESTS := server/tests proxy/tests client/tests bench/tests stack/tests sync/tests tests examples/chat/tests
 PYTEST_ARGS ?=
 
 unit: $(VENV)/.synced $(CHROMIUM) $(POSTGRES15_BIN)/postgres ## pytest: unit, store contract, HTTP, gateway (real Envoy), Spark, browser and e2e tests; what needs Postgres again on 15
@@ -132,13 +135,13 @@ unit-e2e: $(VENV)/.synced
 	$(VENV)/bin/pytest -q e2e $(PYTEST_ARGS)
 
 # -s: the test's last line is its figures (written vs retained, bootstraps, disk use).
-unit-soak: $(VENV)/.synced sync/tests/node/node_modules/.installed
+unit-soak: $(VENV)/.synced $(JUDGES)
 	DS_SOAK_SECS=$(SOAK_SHORT_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
 
 SOAK_SHORT_SECS ?= 90
 SOAK_SECS ?= 3600
 
-soak: $(VENV)/.synced sync/tests/node/node_modules/.installed ## The soak test for SOAK_SECS (an hour): the whole stack, lowered limits, ds-sync killed; prints its figures (not in `make test`)
+soak: $(VENV)/.synced $(JUDGES) ## The soak test for SOAK_SECS (an hour): the whole stack, lowered limits, ds-sync killed; prints its figures (not in `make test`)
 	DS_SOAK_SECS=$(SOAK_SECS) $(VENV)/bin/pytest -q -s tests/soak $(PYTEST_ARGS)
 
 # The tests that need Postgres (`-m postgres`: ds-sync both ways with its kill

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 from durable_sessions.protocol import split_json_arrays
+from durable_sessions.sessions import session_url
 
 # The same launcher, config and test-only key as the gateway's own tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "proxy" / "tests"))
@@ -38,6 +39,15 @@ class SdkStack(GatewayStack):
         url = f"{self.url}/v1/stream/{bucket}/{uuid.uuid4().hex[:12]}"
         with self.client() as http:
             response = http.put(url, headers={"Content-Type": content_type})
+            assert response.status_code == 201, response.text
+        return url
+
+    def new_session(self, bucket: str | None = None) -> str:
+        """A new session's URL (``/ds/{bucket}/{id}``, JSON mode), in a new bucket by default."""
+        session_id = f"room-{uuid.uuid4().hex[:8]}"
+        url = session_url(self.url, session_id, bucket=bucket or self.new_bucket())
+        with self.client() as http:
+            response = http.put(url, headers={"Content-Type": "application/json"})
             assert response.status_code == 201, response.text
         return url
 

@@ -44,7 +44,8 @@ STREAM_IDS = ("s", "t")
 # is "ds" (the /ds prefix spelled as a stream path), and a server-owned one.
 TOP_LEVEL = ("secret", "ds/other/s", "__sys/s")
 WORLD = (*(f"{bucket}/{stream}" for bucket in BUCKETS for stream in STREAM_IDS), *TOP_LEVEL)
-SCOPE_NAMES = (*BUCKETS, "secret", "ds", "__sys", "*")
+# Stream names grant one stream each; the server-owned one must grant nothing.
+SCOPE_NAMES = (*BUCKETS, "secret", "ds", "__sys", "*", "chat/s", "alpha/t", "ds/other/s", "__sys/s")
 TEXT = "text/plain"
 
 
@@ -65,7 +66,7 @@ class Touch:
 
 @dataclass(frozen=True)
 class Token:
-    """The bucket scopes of a token's ``ds`` claim."""
+    """The scopes of a token's ``ds`` claim: buckets, and single streams (names with a ``/``)."""
 
     read: frozenset[str]
     write: frozenset[str]
@@ -73,7 +74,15 @@ class Token:
     def grants(self, touch: Touch) -> bool:
         scopes = {"read": self.read, "write": self.write, "exists": self.read | self.write}
         granted = scopes[touch.mode]
-        return "*" in granted or (touch.bucket is not None and touch.bucket in granted)
+        if "*" in granted:
+            return True
+        if touch.bucket is None:
+            return False
+        # A stream touch's ``what`` is the stream's name; a bucket's starts with /ds/.
+        if touch.bucket in granted or touch.what in granted:
+            return True
+        # Whether a bucket exists is no secret to a token granted a stream in it.
+        return touch.mode == "exists" and any(n.startswith(f"{touch.bucket}/") for n in granted)
 
     def claim(self) -> dict[str, list[str]]:
         return {"read": sorted(self.read), "write": sorted(self.write)}
@@ -239,8 +248,9 @@ def fork_sources(draw: st.DrawFn) -> str:
 
 
 @st.composite
-def calls(draw: st.DrawFn) -> tuple[Call, str]:
-    """One request of any operation on either surface, and the bucket its path names."""
+def calls(draw: st.DrawFn) -> tuple[Call, str, str | None]:
+    """One request of any operation on either surface, the bucket its path names and the
+    stream it addresses (None for bucket operations)."""
     name = draw(st.sampled_from(WORLD))
     bucket = name.partition("/")[0]
     fresh_bucket = draw(st.sampled_from((*BUCKETS, *BUCKETS, "secret", "ds", "__sys")))
@@ -248,36 +258,42 @@ def calls(draw: st.DrawFn) -> tuple[Call, str]:
     kind = draw(st.sampled_from(_KINDS))
     text = (("Content-Type", TEXT),)
     stream = name.partition("/")[2] or "s"
+    # /ds/{bucket}/{stream}/...: a stream id is one segment, else the path names no stream.
+    addressed = f"{bucket}/{stream}" if "/" not in stream else None
     if kind == "read":
-        return Call("GET", draw(stream_paths(name)) + "?offset=-1"), bucket
+        return Call("GET", draw(stream_paths(name)) + "?offset=-1"), bucket, name
     if kind == "head":
-        return Call("HEAD", draw(stream_paths(name))), bucket
+        return Call("HEAD", draw(stream_paths(name))), bucket, name
     if kind == "append":
-        return Call("POST", draw(stream_paths(name)), text, b"appended"), bucket
+        return Call("POST", draw(stream_paths(name)), text, b"appended"), bucket, name
     if kind == "delete":
-        return Call("DELETE", draw(stream_paths(name))), bucket
+        return Call("DELETE", draw(stream_paths(name))), bucket, name
     if kind == "create":
-        return Call("PUT", draw(stream_paths(fresh)), text), fresh_bucket
+        return Call("PUT", draw(stream_paths(fresh)), text), fresh_bucket, fresh
     if kind == "fork":
         sources = draw(st.lists(fork_sources(), min_size=1, max_size=2))
         headers = tuple(("Stream-Forked-From", source) for source in sources)
-        return Call("PUT", draw(stream_paths(fresh)), headers), fresh_bucket
+        return Call("PUT", draw(stream_paths(fresh)), headers), fresh_bucket, fresh
     if kind == "bucket":
         method = draw(st.sampled_from(("GET", "HEAD", "DELETE")))
-        return Call(method, f"/ds/{bucket}"), bucket
+        return Call(method, f"/ds/{bucket}"), bucket, None
     if kind == "listing":
-        return Call("GET", f"/ds/{bucket}/streams"), bucket
+        return Call("GET", f"/ds/{bucket}/streams"), bucket, None
     if kind == "bootstrap":
-        return Call("GET", f"/ds/{bucket}/{stream}/bootstrap"), bucket
+        return Call("GET", f"/ds/{bucket}/{stream}/bootstrap"), bucket, addressed
     if kind == "snapshot":
         offset = "00000000000000000000"
         method = draw(st.sampled_from(("GET", "PUT", "DELETE")))
         suffix = "snapshot" if method == "GET" else f"snapshot/{offset}"
         body = b'{"state":{}}' if method == "PUT" else b""
         headers = (("Content-Type", "application/json"),) if method == "PUT" else ()
-        return Call(method, f"/ds/{bucket}/{stream}/{suffix}", headers, body), bucket
+        return (
+            Call(method, f"/ds/{bucket}/{stream}/{suffix}", headers, body),
+            bucket,
+            addressed,
+        )
     new_bucket = f"{fresh_bucket.strip('_')}-{draw(st.integers(0, 10**6))}"
-    return Call("PUT", f"/ds/{new_bucket}"), new_bucket
+    return Call("PUT", f"/ds/{new_bucket}"), new_bucket, None
 
 
 # Forks name a second stream, so they are where surfaces can disagree: drawn most.
@@ -290,11 +306,18 @@ _KINDS = (
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[Token, Call]:
-    """A request and a token; the token usually grants the bucket the path names,
-    so what decides is everything else the request touches (fork sources above all).
+    """A request and a token; the token usually grants the bucket the path names, or the
+    stream it addresses, so what decides is everything else the request touches (fork
+    sources above all).
     """
-    call, named = draw(calls())
-    base = frozenset({named}) if draw(st.integers(0, 3)) else frozenset()
+    call, named, stream = draw(calls())
+    choice = draw(st.integers(0, 5))
+    if choice == 0:
+        base: frozenset[str] = frozenset()
+    elif choice == 1 and stream is not None:
+        base = frozenset({stream})
+    else:
+        base = frozenset({named})
     read = draw(st.frozensets(st.sampled_from(SCOPE_NAMES), max_size=3)) | base
     write = draw(st.frozensets(st.sampled_from(SCOPE_NAMES), max_size=3)) | base
     return Token(read=read, write=write), call

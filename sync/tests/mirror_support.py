@@ -263,16 +263,16 @@ def bootstrap_state(server_url: str, stream: str) -> tuple[dict[str, Any], int, 
     return materialise(messages, "items"), len(response.content), int(begun.snapshot_offset)
 
 
-NODE_READER = Path(__file__).resolve().parent / "node" / "materialize.mjs"
+NODE_READER = Path(__file__).resolve().parents[2] / "tests" / "node" / "materialize.mjs"
 
 
 class NodeReader:
     """The official @durable-streams/state MaterializedState reading a stream as docs/sync.md
-    says (node/materialize.mjs): bootstrap, then follow until ``until``."""
+    says (tests/node/materialize.mjs): bootstrap, then follow until ``until``."""
 
     def __init__(self, stream_url: str, until: str = "-", token: str = "") -> None:
         if not (NODE_READER.parent / "node_modules").is_dir():
-            raise AssertionError("sync/tests/node has no node_modules: run `make setup`")
+            raise AssertionError("tests/node has no node_modules: run `make setup`")
         command = ["node", str(NODE_READER), stream_url, "items", until]
         self.process = subprocess.Popen(
             [*command, *([f"Bearer {token}"] if token else [])],

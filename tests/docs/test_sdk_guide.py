@@ -19,7 +19,7 @@ _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 def test_the_python_examples_run(gateway: GatewayStack, monkeypatch: pytest.MonkeyPatch) -> None:
     blocks = _BLOCK.findall(PAGE.read_text(encoding="utf-8"))
     assert len(blocks) >= 9, "the page's examples were not found"
-    monkeypatch.setenv("DS_GATEWAY", gateway.url)
+    monkeypatch.setenv("DS_GATEWAY_URL", gateway.url)
     monkeypatch.setenv("DS_TOKEN", the_pages_token(PAGE))  # --sub alice --bucket sdk-docs
     namespace: dict[str, object] = {"__name__": "sdk_guide"}
     for number, block in enumerate(blocks, start=1):

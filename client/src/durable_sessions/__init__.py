@@ -10,7 +10,11 @@ reconnects, bootstrap, idempotent producers, tokens).
   materialised, live;
 - `follow`, `bootstrap`: a stream's snapshot and tail;
 - `durable_sessions.tokens`: bearer tokens for every request;
-- `durable_sessions.protocol`: the protocol's vocabulary.
+- `durable_sessions.protocol`: the protocol's vocabulary;
+- `durable_sessions.sessions`: session events as a typed API (writers,
+  follower, state, forks, presence that expires);
+- `durable_sessions.aisdk`: the server half of the AI SDK's durable chat
+  transport, with Litestar and Starlette/FastAPI adapters.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from durable_sessions import MaterializedState, StateFollower
 if TYPE_CHECKING:
     from sdk_stack import SdkStack
 
-JUDGE = Path(__file__).resolve().parents[1] / "node" / "materialize.mjs"
+JUDGE = Path(__file__).resolve().parents[3] / "tests" / "node" / "materialize.mjs"
 
 
 def _rows(postgres_url: str) -> dict[str, dict[str, Any]]:
@@ -148,13 +148,13 @@ async def test_python_and_the_official_library_materialise_the_same_table(
 
     judged = await asyncio.to_thread(
         subprocess.run,
-        ["node", str(JUDGE), "--url", url, "--token", sdk_stack.token],
+        ["node", str(JUDGE), url, "items", "-", f"Bearer {sdk_stack.token}"],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
     official = json.loads(judged.stdout)
-    assert official["messages"] > 300
-    assert official["state"] == live.state.to_dict() == resumed.state.to_dict()
-    assert _normalised(official["state"]["items"]) == expected
+    assert official["applied"] > 300
+    assert {"items": official["rows"]} == live.state.to_dict() == resumed.state.to_dict()
+    assert _normalised(official["rows"]) == expected

@@ -196,3 +196,49 @@ class TestBucketSurface:
         assert granted_status not in DENIED
         assert granted_reached
         assert outcomes[refused][0] == 403
+
+
+class TestStreamScopes:
+    """A scope naming one stream (``bucket/stream``): that stream and nothing else,
+    e.g. a short-lived read URL token handed to a browser."""
+
+    def test_a_read_token_for_one_stream_reads_it_in_the_url_and_nothing_else(
+        self, client: httpx.Client
+    ) -> None:
+        bucket = unique("scoped")
+        one, other = f"{bucket}/s", f"{bucket}/other"
+        assert client.put(f"/ds/{bucket}", headers=bearer(ADMIN)).status_code == 201
+        for name in (one, other):
+            created = client.put(f"/v1/stream/{name}", headers={**bearer(ADMIN), **TEXT})
+            assert created.status_code == 201
+        written = client.post(
+            f"/v1/stream/{one}", headers={**bearer(ADMIN), **TEXT}, content=b"data"
+        )
+        assert written.status_code == 204
+        token = bucket_token("reader", read=(one,), expires_in=120)
+        for path in (f"/v1/stream/{one}", f"/ds/{one}"):
+            query = {"offset": "-1", "access_token": token}
+            assert client.get(path, params=query).content == b"data"
+            with client.stream("GET", path, params={**query, "live": "sse"}) as live:
+                assert live.status_code == 200
+        assert client.get(f"/ds/{one}/bootstrap", headers=bearer(token)).status_code == 200
+        # Not its neighbour, not the bucket's listing, not a write.
+        assert _read(client, f"/v1/stream/{other}", token).status_code == 403
+        assert client.get(f"/ds/{bucket}/streams", headers=bearer(token)).status_code == 403
+        assert client.get(f"/ds/{bucket}", headers=bearer(token)).status_code == 403
+        post = client.post(f"/v1/stream/{one}", headers={**bearer(token), **TEXT}, content=b"x")
+        assert post.status_code == 403
+        assert "write access" in post.text
+
+    def test_a_write_token_for_one_stream_appends_to_it_alone(
+        self, client: httpx.Client, buckets: dict[str, str]
+    ) -> None:
+        bucket = buckets["mine"]
+        fresh = f"{bucket}/{unique('gen')}"
+        token = bucket_token("writer", write=(fresh,))
+        headers = {**bearer(token), **TEXT}
+        assert client.put(f"/v1/stream/{fresh}", headers=headers).status_code == 201
+        assert client.post(f"/v1/stream/{fresh}", headers=headers, content=b"x").status_code == 204
+        assert client.get(f"/v1/stream/{fresh}", headers=bearer(token)).status_code == 403
+        sibling = client.post(f"/v1/stream/{bucket}/s", headers=headers, content=b"x")
+        assert sibling.status_code == 403

@@ -10,7 +10,14 @@ R, W = Mode.READ, Mode.WRITE
 
 
 def need(method: str, path: str, *sources: str) -> tuple[Access, ...]:
-    return required_access(method, path, fork_sources=sources)
+    """The bucket accesses a request needs (what stream each names is checked apart)."""
+    accesses = required_access(method, path, fork_sources=sources)
+    return tuple(dict.fromkeys(Access(a.bucket, a.mode) for a in accesses))
+
+
+def streams(method: str, path: str, *sources: str) -> list[str | None]:
+    """The stream each access names."""
+    return [a.stream for a in required_access(method, path, fork_sources=sources)]
 
 
 @pytest.mark.parametrize(
@@ -52,6 +59,40 @@ def test_reads(method: str) -> None:
 @pytest.mark.parametrize("method", ["PUT", "POST", "DELETE", "PATCH", "PROPFIND"])
 def test_everything_else_writes(method: str) -> None:
     assert need(method, "/ds/chat/s") == (Access("chat", W),)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "stream"),
+    [
+        ("GET", "/v1/stream/chat/a/b", "chat/a/b"),
+        ("GET", "/v1/stream/chat/a/", "chat/a"),
+        ("GET", "/v1/stream//chat/a", "chat/a"),
+        ("GET", "/v1/stream/chat", "chat"),
+        ("GET", "/ds/chat/s/bootstrap", "chat/s"),
+        ("GET", "/ds/chat/s/snapshot", "chat/s"),
+        ("PUT", "/ds/chat/s/snapshot/00000000000000000004", "chat/s"),
+        # Paths that address no single stream name none.
+        ("GET", "/ds/chat/streams", None),
+        ("PUT", "/ds/chat/streams", "chat/streams"),
+        ("GET", "/ds/chat", None),
+        ("GET", "/ds/chat/s/bootstrap/x", None),
+        ("GET", "/ds/chat/s/snapshot/1/x", None),
+        ("GET", "/ds/chat/s/other", None),
+        ("GET", "/v1/stream/chat//a", None),
+        ("GET", "/v1/stream/__ds/subscriptions/x", None),
+        ("GET", "/ds/__ab/s", None),
+        ("GET", "/v1/stream/__ab/s", None),
+        ("GET", "/metrics", None),
+    ],
+)
+def test_the_stream_a_request_addresses(method: str, path: str, stream: str | None) -> None:
+    assert streams(method, path) == [stream]
+
+
+def test_a_fork_names_its_source_stream() -> None:
+    assert streams("PUT", "/ds/chat/f", "s") == ["chat/f", "chat/s"]
+    assert streams("PUT", "/v1/stream/mine/f", "/ds/theirs/s") == ["mine/f", "theirs/s"]
+    assert streams("PUT", "/v1/stream/mine/f", "/v1/stream/__x/s") == ["mine/f", None]
 
 
 def test_public_and_preflight_need_nothing() -> None:

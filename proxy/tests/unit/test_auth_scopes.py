@@ -50,3 +50,15 @@ def test_missing_list_is_empty() -> None:
 def test_malformed_claims_raise(claim: object) -> None:
     with pytest.raises(MalformedScopes):
         Scopes.from_claim(claim)
+
+
+def test_a_stream_scope_grants_that_stream_alone() -> None:
+    scopes = Scopes.from_claim({"read": ["chat/gen-1"]})
+    assert scopes.allows(Access("chat", Mode.READ, "chat/gen-1"))
+    assert not scopes.allows(Access("chat", Mode.READ, "chat/gen-2"))
+    assert not scopes.allows(Access("chat", Mode.READ))  # the bucket itself, a listing
+    assert not scopes.allows(Access("chat", Mode.WRITE, "chat/gen-1"))
+    assert not scopes.allows(Access(None, Mode.READ, "chat/gen-1"))
+    assert Scopes.from_claim({"write": ["chat/gen-1"]}).allows(
+        Access("chat", Mode.WRITE, "chat/gen-1")
+    )

@@ -29,7 +29,7 @@ from ds_server import create_app
 from ds_server.live import LiveNotifier
 from ds_server.settings import AuthSection, Settings, StorageSection
 from ds_server.stores.registry import open_store
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from litestar.testing import TestClient
 
 if TYPE_CHECKING:
@@ -104,8 +104,22 @@ def test_no_request_touches_what_its_token_does_not_grant(
 @settings(max_examples=150)
 @given(drawn=calls())
 def test_a_token_granting_everything_is_never_refused(
-    service: Service, drawn: tuple[Call, str]
+    service: Service, drawn: tuple[Call, str, str | None]
 ) -> None:
-    call, _ = drawn
+    call, _, _ = drawn
     response = service.send(EVERYTHING, call)
+    assert response.status_code not in (401, 403), f"{call.describe()}: {response.text}"
+
+
+@settings(max_examples=150)
+@given(drawn=calls())
+def test_a_token_granting_one_stream_is_never_refused_that_stream(
+    service: Service, drawn: tuple[Call, str, str | None]
+) -> None:
+    call, _, stream = drawn
+    assume(stream is not None and not stream.startswith("__"))
+    assume(not any(name == "Stream-Forked-From" for name, _ in call.headers))
+    assert stream is not None
+    token = Token(read=frozenset({stream}), write=frozenset({stream}))
+    response = service.send(token, call)
     assert response.status_code not in (401, 403), f"{call.describe()}: {response.text}"

@@ -10,11 +10,11 @@ for the loop to do their work. ``on_error`` is called on that thread.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from durable_sessions._loop_thread import LoopThread
 from durable_sessions.producer.async_producer import MIB, AsyncIdempotentProducer
 from durable_sessions.producer.errors import ProducerClosedError, ProducerFailedError
 
@@ -51,11 +51,8 @@ class IdempotentProducer:
         on_error: Callable[[Exception], None] | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name=f"producer {producer_id}", daemon=True
-        )
-        self._thread.start()
+        self._runner = LoopThread(f"producer {producer_id}")
+        self._loop = self._runner.loop
 
         async def make() -> AsyncIdempotentProducer:
             return AsyncIdempotentProducer(
@@ -175,10 +172,7 @@ class IdempotentProducer:
         return run()
 
     def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        return self._runner.run(coroutine)
 
     def _stop(self) -> None:
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-        self._loop.close()
+        self._runner.stop()

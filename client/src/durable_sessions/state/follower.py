@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from durable_sessions._following import Following
 from durable_sessions.events import Bootstrapped
 from durable_sessions.follow import follow
 from durable_sessions.protocol.content_types import is_json
@@ -56,7 +57,7 @@ class StateBatch:
     closed: bool = False
 
 
-class StateFollower:
+class StateFollower(Following[StateBatch]):
     """Follow the State Protocol stream at ``url`` into `state`.
 
     ``async for batch in follower`` applies each batch, then yields it;
@@ -92,28 +93,6 @@ class StateFollower:
         self._live: LiveMode = live
         self._bootstrap_from = bootstrap_from or bootstrap_url_of(url)
         self._on_invalid = on_invalid
-        self._iterator: AsyncGenerator[StateBatch] | None = None
-
-    def __aiter__(self) -> StateFollower:
-        return self
-
-    async def __anext__(self) -> StateBatch:
-        if self._iterator is None:
-            self._iterator = self._batches()
-        return await anext(self._iterator)
-
-    async def aclose(self) -> None:
-        """Stop following: the connection is closed. Call it when leaving a loop early
-        (or use ``async with``); a later iteration starts again from :attr:`offset`."""
-        iterator, self._iterator = self._iterator, None
-        if iterator is not None:
-            await iterator.aclose()
-
-    async def __aenter__(self) -> StateFollower:
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.aclose()
 
     async def _batches(self) -> AsyncGenerator[StateBatch]:
         # Without a bootstrap surface the stream is read from its beginning.

@@ -10,6 +10,9 @@ Rules (docs/security.md):
   listings); every other method writes. OPTIONS (CORS preflight) needs nothing.
 - The subscription JWKS and the callback/ack/release endpoints authenticate
   with the subscription's own callback token, not a user token.
+- A request addressed to one stream (``/v1/stream/{path}``, ``/ds/{bucket}/{stream}``
+  and its ``/bootstrap`` and ``/snapshot`` paths) names that stream too, so
+  a scope for exactly that stream grants it (``Access.stream``).
 - ``PUT`` with ``Stream-Forked-From`` also reads the source's bucket: every
   copy of the header is resolved exactly as the fork resolves it
   (``edge/references.fork_source_name``), so the two cannot disagree.
@@ -36,6 +39,7 @@ from ds_server.edge.surfaces import (
     bucket_of_path,
     bucket_route,
     is_viewer,
+    stream_of_path,
 )
 from ds_server.protocol.errors import BadRequest
 
@@ -58,7 +62,7 @@ def required_access(
     mode = Mode.READ if method in _READ_METHODS else Mode.WRITE
     if mode is Mode.READ and is_viewer(path):
         return ()
-    needed = [Access(bucket_of_path(path), mode)]
+    needed = [Access(bucket_of_path(path), mode, stream_of_path(path, method))]
     if method == "PUT":
         request_bucket = bucket_route(path)
         # Every copy of the header counts, whichever one the route ends up reading.
@@ -67,5 +71,6 @@ def required_access(
                 name = fork_source_name(source, bucket=request_bucket)
             except BadRequest:
                 continue  # the route resolves it the same way and answers 400
-            needed.append(Access(bucket_of_name(name), Mode.READ))
+            bucket = bucket_of_name(name)
+            needed.append(Access(bucket, Mode.READ, name if bucket is not None else None))
     return tuple(dict.fromkeys(needed))

@@ -1,8 +1,12 @@
-"""Bucket scopes granted by a token's ``ds`` claim.
+"""Bucket and stream scopes granted by a token's ``ds`` claim.
 
-The claim is ``{"read": [bucket, ...], "write": [bucket, ...]}``; ``"*"`` in a
-list grants every bucket. Read and write are independent: a token that may
-append to a bucket may not read it unless ``read`` names it too.
+The claim is ``{"read": [name, ...], "write": [name, ...]}``. A name without
+``/`` is a bucket: it grants every stream in it and the bucket itself
+(metadata, listing); a name with ``/`` is one stream (``chat/gen-1``): it
+grants requests addressed to exactly that stream and nothing else (no
+listing, no other stream of its bucket); ``"*"`` grants everything. Read and
+write are independent: a token that may append to a bucket may not read it
+unless ``read`` names it too.
 """
 
 from __future__ import annotations
@@ -24,15 +28,21 @@ class MalformedScopes(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """One permission a request needs: ``mode`` on ``bucket`` (None: only ``*`` grants it)."""
+    """One permission a request needs: ``mode`` on ``bucket`` (None: only ``*`` grants it).
+
+    ``stream``: the one stream the request addresses (its name, which starts
+    with the bucket), when it addresses one; a scope naming that stream
+    grants it too.
+    """
 
     bucket: str | None
     mode: Mode
+    stream: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Scopes:
-    """The buckets a token may read and write."""
+    """The buckets and streams a token may read and write."""
 
     read: frozenset[str] = frozenset()
     write: frozenset[str] = frozenset()
@@ -51,7 +61,9 @@ class Scopes:
         granted = self.read if access.mode is Mode.READ else self.write
         if WILDCARD in granted:
             return True
-        return access.bucket is not None and access.bucket in granted
+        if access.bucket is None:
+            return False
+        return access.bucket in granted or (access.stream is not None and access.stream in granted)
 
 
 def _buckets(claim: dict[object, object], key: str) -> frozenset[str]:

@@ -90,6 +90,40 @@ def bucket_of_path(path: str) -> str | None:
     return bucket_of_name(rest.strip("/")) or None
 
 
+# What follows ``/ds/{bucket}/{stream}`` on the paths that still address that stream.
+_STREAM_SUFFIXES = frozenset({"bootstrap", "snapshot"})
+
+
+def stream_of_path(path: str, method: str) -> str | None:
+    """The name of the one stream a request path addresses, or None.
+
+    ``/v1/stream/{path}`` names ``{path}`` (without leading and trailing
+    slashes), ``/ds/{bucket}/{stream}`` and its ``/bootstrap`` and
+    ``/snapshot[/{offset}]`` paths name ``{bucket}/{stream}``. Bucket paths,
+    listings, server-owned names (a first segment starting with ``__``) and
+    paths of no surface name none.
+    """
+    route = stream_route(path, method)
+    if isinstance(route, str):
+        name = route.strip("/")
+    elif route is not None:
+        name = "/".join(route)
+    else:
+        rest = under(path, BUCKET_PREFIX)
+        parts = [] if rest is None else rest.split("/")
+        if len(parts) < 3 or parts[2] not in _STREAM_SUFFIXES:
+            return None
+        if parts[2] == "bootstrap" and len(parts) != 3:
+            return None
+        if parts[2] == "snapshot" and len(parts) > 4:
+            return None
+        name = f"{parts[0]}/{parts[1]}"
+    # An empty segment names no stream a scope could mean; server-owned names none at all.
+    if "" in name.split("/") or bucket_of_name(name) is None:
+        return None
+    return name
+
+
 def bucket_route(path: str) -> str | None:
     """The raw bucket segment of a ``/ds/{bucket}/...`` path, None on other paths."""
     rest = under(path, BUCKET_PREFIX)

@@ -6,6 +6,13 @@
 import { call, describe, dsPath } from "./api.js";
 import { readBootstrap } from "./bootstrap.js";
 import { Follower } from "./follow.js";
+import {
+  PRESENCE_REFRESH_MS,
+  PRESENCE_TTL_MS,
+  TYPING_REFRESH_MS,
+  TYPING_TTL_MS,
+  deadline,
+} from "./liveness.js";
 import { Producer } from "./producer.js";
 import { View } from "./render.js";
 import { SessionState } from "./session-state.js";
@@ -13,7 +20,6 @@ import { claimsOf, fetchDevToken, storedToken, storeToken } from "./token.js";
 import { Watchlist } from "./watch.js";
 
 const DEFAULT_BUCKET = "sessions";
-const TYPING_REFRESH_MS = 3000;
 const TYPING_IDLE_MS = 5000;
 
 const view = new View();
@@ -102,18 +108,38 @@ function announce(open, message) {
   });
 }
 
+// Presence lasts PRESENCE_TTL_MS unless refreshed (liveness.js): a page that
+// dies without saying goodbye stops showing as online by itself.
 function presence(open, status) {
+  const now = Date.now();
+  const value = status === "offline" ? { status } : { status, expires_at: deadline(now, PRESENCE_TTL_MS) };
   return {
     type: "presence",
     key: `user:${open.user}`,
     operation: "set",
-    value: { status },
-    timestamp: new Date().toISOString(),
+    value,
+    timestamp: new Date(now).toISOString(),
   };
+}
+
+function stayPresent(open) {
+  clearInterval(open.heartbeat);
+  open.heartbeat = setInterval(() => announce(open, presence(open, "online")), PRESENCE_REFRESH_MS);
+}
+
+// Draw the state, and again when the next presence or typing entry expires.
+function render(open) {
+  clearTimeout(open.expiryTimer);
+  if (app.open !== open) return;
+  view.state(open.state, open.user);
+  const next = open.state.nextExpiry();
+  if (next !== null) open.expiryTimer = setTimeout(() => render(open), next - Date.now() + 1);
 }
 
 function leave(open) {
   open.follower?.stop();
+  clearInterval(open.heartbeat);
+  clearTimeout(open.expiryTimer);
   if (open.joined) {
     producer.appendOnExit(open.path, open.token, presence(open, "offline"));
   }
@@ -131,6 +157,8 @@ async function openSession(bucket, session) {
     state: new SessionState(),
     follower: null,
     joined: false, // its user's presence was posted, so leaving posts "offline"
+    heartbeat: null,
+    expiryTimer: null,
   };
   app.open = open;
   view.openSession(bucket, session);
@@ -145,10 +173,11 @@ async function openSession(bucket, session) {
     if (app.open !== open) return; // another session was opened meanwhile
     if (snapshot !== null) open.state.loadSnapshot(snapshot);
     for (const message of messages) open.state.apply(message);
-    view.state(open.state, open.user);
+    render(open);
     view.offset(nextOffset);
     follow(open, nextOffset);
     open.joined = open.user !== null;
+    if (open.joined) stayPresent(open);
     await announce(open, presence(open, "online"));
   } catch (error) {
     if (app.open !== open) return;
@@ -161,7 +190,7 @@ function follow(open, offset) {
   open.follower = new Follower(open.path, open.token, offset, {
     onBatch(messages, next) {
       for (const message of messages) open.state.apply(message);
-      view.state(open.state, open.user);
+      render(open);
       view.offset(next);
     },
     onState(state) {
@@ -196,7 +225,8 @@ function typing(open) {
   app.typingTimer = setTimeout(() => stopTyping(open), TYPING_IDLE_MS);
   if (Date.now() - app.typingSentAt < TYPING_REFRESH_MS) return;
   app.typingSentAt = Date.now();
-  announce(open, { type: "typing", key: `user:${open.user}`, operation: "set", value: {} });
+  const value = { expires_at: deadline(app.typingSentAt, TYPING_TTL_MS) };
+  announce(open, { type: "typing", key: `user:${open.user}`, operation: "set", value });
 }
 
 function stopTyping(open) {
@@ -257,6 +287,13 @@ function wire() {
   window.addEventListener("pagehide", () => {
     if (app.open !== null) leave(app.open);
     watchlist.pause();
+  });
+  document.addEventListener("visibilitychange", () => {
+    // Timers of hidden pages are throttled: say we are here as soon as we are seen again.
+    const open = app.open;
+    if (document.visibilityState === "visible" && open !== null && open.joined) {
+      announce(open, presence(open, "online"));
+    }
   });
   window.addEventListener("pageshow", (event) => {
     // Back from the back/forward cache: pagehide stopped the live reads.

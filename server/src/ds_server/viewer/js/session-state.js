@@ -1,7 +1,10 @@
 // A session's state, folded from its events as docs/viewer.md and the
-// sessions contract (§2 normalisation, §6 fold) say. Pure: no DOM, no I/O.
+// sessions contract (§2 normalisation, §6 fold) say; presence and typing read
+// through the expiry rule of liveness.js. Pure: no DOM, no I/O.
 // Stream content is untrusted: every field is checked before it is used, and
 // state lives in Maps, so no key can reach an object's prototype.
+
+import { expiresAt, isExpired } from "./liveness.js";
 
 const UPSERTS = new Set(["set", "insert", "update"]);
 const DELETES = new Set(["remove", "delete"]);
@@ -162,20 +165,36 @@ export class SessionState {
     });
   }
 
-  /** [{user, status, online}], online users first, each group by name. */
-  presence() {
+  /** [{user, status, online}] at `now` (ms), online users first, each group by name;
+   *  an entry past its expires_at is offline. */
+  presence(now = Date.now()) {
     const table = this.entities.get("presence") ?? new Map();
     const users = Array.from(table, ([key, value]) => {
       const status = isObject(value) && typeof value.status === "string" ? value.status : "online";
-      return { user: userId(key), status, online: status !== "offline" };
+      return { user: userId(key), status, online: status !== "offline" && !isExpired(value, now) };
     });
     return users.sort((a, b) => Number(b.online) - Number(a.online) || a.user.localeCompare(b.user));
   }
 
-  /** Ids of the users typing now, by name. */
-  typing() {
+  /** Ids of the users typing at `now` (ms), by name. */
+  typing(now = Date.now()) {
     const table = this.entities.get("typing") ?? new Map();
-    return Array.from(table.keys(), userId).sort();
+    return Array.from(table)
+      .filter(([, value]) => !isExpired(value, now))
+      .map(([key]) => userId(key))
+      .sort();
+  }
+
+  /** The next time after `now` (ms) a presence or typing entry expires, null when none will. */
+  nextExpiry(now = Date.now()) {
+    let next = null;
+    for (const type of ["presence", "typing"]) {
+      for (const value of (this.entities.get(type) ?? new Map()).values()) {
+        const deadline = expiresAt(value);
+        if (deadline !== null && deadline > now && (next === null || deadline < next)) next = deadline;
+      }
+    }
+    return next;
   }
 
   /** message key -> [{emoji, users}] in the order reactions first appeared. */

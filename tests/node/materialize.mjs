@@ -8,9 +8,10 @@
 //
 //   node materialize.mjs STREAM_URL TYPE UNTIL [AUTHORIZATION]
 //
-// Prints {"rows": {key: value}, "bootstraps": n, "bootstrap_bytes": n} once it has read
-// UNTIL: up to that offset (20 digits), "-" until up to date, or "title=T" until a row
-// with that title is in the state (a follower stopped by a marker row).
+// Prints {"rows": {key: value}, "bootstraps": n, "bootstrap_bytes": n, "applied": n}
+// (messages applied) once it has read UNTIL: up to that offset (20 digits), "-" until
+// up to date, or "title=T" until a row with that title is in the state (a follower
+// stopped by a marker row).
 import { MaterializedState } from "@durable-streams/state"
 import { stream } from "@durable-streams/client"
 
@@ -25,7 +26,10 @@ function done(state, offset) {
   return until !== "-" && offset >= until
 }
 
+let applied = 0
+
 function apply(state, message) {
+  applied += 1
   const control = message?.headers?.control
   if (control === "reset") state.clear()
   else if (control === undefined) state.apply(message)
@@ -100,4 +104,4 @@ for (;;) {
   if (until === "-" || done(state, offset)) break
 }
 const rows = Object.fromEntries(state.getType(type))
-process.stdout.write(JSON.stringify({ rows, bootstraps, bootstrap_bytes: bootstrapBytes }) + "\n")
+process.stdout.write(JSON.stringify({ rows, bootstraps, bootstrap_bytes: bootstrapBytes, applied }) + "\n")
