@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 # Debian's own (15/main, port 5432); nothing here uses it or minds it.
 POSTGRES15_BIN := /usr/lib/postgresql/15/bin
 
-.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -67,9 +67,10 @@ DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,SERVER_PORT,--server-port) $(call dev_flag,ADMIN_PORT,--admin-port) \
 	$(call dev_flag,PG_PORT,--pg-port) $(call dev_flag,SYNC_PORT,--sync-port) \
 	$(call dev_flag,SERVER_METRICS_PORT,--server-metrics-port) \
-	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs) $(call dev_flag,SNAPSHOT_SECS,--snapshot-secs)
+	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs) $(call dev_flag,SNAPSHOT_SECS,--snapshot-secs) \
+	$(if $(filter command line,$(origin TLS)),$(if $(filter 1,$(TLS)),--tls))
 
-dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=)
+dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=; TLS=1: https and HTTP/2)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
 dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
@@ -181,6 +182,14 @@ viewer-shot: $(VENV)/.synced $(CHROMIUM) ## Refresh docs/img/viewer.png from a l
 extensions: $(VENV)/.synced ## The /ds extension suite against a real ds-server, every backend
 	$(VENV)/bin/pytest -q server/tests/extensions
 
+# `make test` runs the same fuzzer with 1,000 requests per server, seed 31.
+FUZZ_SEED ?= 31
+FUZZ_REQUESTS ?= 6000
+
+fuzz: $(VENV)/.synced ## The request fuzzer, long: FUZZ_REQUESTS (6000) per backend and through Envoy, seed FUZZ_SEED (31)
+	DS_FUZZ_SEED=$(FUZZ_SEED) DS_FUZZ_REQUESTS=$(FUZZ_REQUESTS) $(VENV)/bin/pytest -q -s \
+		server/tests/fuzz proxy/tests/integration/test_gateway_fuzz.py
+
 conformance: setup ## The official conformance suite against a real ds-server, per backend
 	$(PY) server/tests/conformance/run.py $(CONFORMANCE_BACKENDS)
 
@@ -246,13 +255,22 @@ BENCH_TOOLS = @command -v wrk > /dev/null || ($(SUDO) apt-get update && $(SUDO) 
 # ds-bench starts each server with the build its configuration names (plain
 # sources, or the compiled build in $(COMPILED)); only metrics-cost, which
 # also measures in process, needs the compiled build on its own path.
-bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server vs the Node reference: every scenario as the image runs it, what metrics and the request log cost, the Python SDK's producer vs the TypeScript one, then POSTs in every configuration users run (not part of `make test`)
+bench: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## ds-server vs the Node reference: every scenario as the image runs it, what metrics and the request log cost, the Python SDK's producer vs the TypeScript one, then POSTs in every configuration users run, then the fairness run (not part of `make test`)
 	$(BENCH_TOOLS)
 	$(VENV)/bin/ds-bench compare --configs image --update-docs $(BENCH_ARGS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench metrics-cost $(BENCH_METRICS_ARGS)
 	$(VENV)/bin/ds-bench log-cost $(BENCH_LOG_ARGS)
 	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench producers $(BENCH_PRODUCERS_ARGS)
 	$(VENV)/bin/ds-bench compare --configs $(BENCH_CONFIGS) --scenarios post --update-docs $(BENCH_CONFIGS_ARGS)
+	@# One tenant flooding the gateway beside another (docs/benchmarks.md, "Fairness").
+	@$(MAKE) --no-print-directory bench-fairness
+
+# `make bench-fairness BENCH_FAIRNESS_ARGS="--seconds 5"` for a short run.
+BENCH_FAIRNESS_ARGS ?=
+
+bench-fairness: $(VENV)/.synced $(COMPILED)/.built ## Tenant B's append and SSE p99 with tenant A idle, then flooding the gateway; then the same with no limits (also the end of `make bench`)
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness $(BENCH_FAIRNESS_ARGS)
+	PYTHONPATH=$(COMPILED) $(VENV)/bin/ds-bench fairness --no-limits $(BENCH_FAIRNESS_ARGS)
 
 bench-configs: $(VENV)/.synced bench/node/node_modules/.installed $(COMPILED)/.built ## Unbatched POSTs vs Node in every configuration (BENCH_CONFIGS: default, image, compose, dev via Envoy, tuned), interleaved; ends with the ratio table
 	$(BENCH_TOOLS)

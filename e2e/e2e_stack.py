@@ -19,8 +19,6 @@ from ds_proxy.tokens import TokenSpec, bucket_token, mint
 from ds_stack.dev import Stack, StackConfig, throwaway
 
 SSE_RECONNECT_SECS = 4
-# proxy/envoy/envoy.yaml: jwt_authn's clock_skew_seconds.
-GATEWAY_CLOCK_SKEW_SECS = 30
 
 
 def stack_config() -> StackConfig:
@@ -55,16 +53,15 @@ class E2E:
         """A token from the committed test key (what an identity provider would issue)."""
         return bucket_token(sub, read=(read,), write=(write,))
 
-    def expiring_token(self, sub: str, bucket: str, valid_secs: int) -> str:
-        """A token the gateway accepts for about ``valid_secs`` more seconds.
+    def expiring_token(self, sub: str, bucket: str, valid_secs: int) -> tuple[str, int]:
+        """A token for ``bucket`` whose ``exp`` is ``valid_secs`` from now, and that ``exp``.
 
-        The gateway allows 30 s of clock skew past ``exp``, so ``exp`` is set
-        that much earlier: the token is refused ``valid_secs`` from now.
+        Envoy accepts it up to 30 s past ``exp`` (clock skew); live reads end
+        at ``exp`` itself, and the server refuses new ones after it.
         """
-        skew = GATEWAY_CLOCK_SKEW_SECS
         now = int(time.time())
         spec = TokenSpec(sub=sub, read=(bucket,), write=(bucket,), expires_in=valid_secs)
-        return mint(spec, now=now - skew)
+        return mint(spec, now=now), now + valid_secs
 
     def client(self, token: str | None = None) -> httpx.Client:
         """An HTTP client of the gateway carrying ``token`` (default: every bucket)."""

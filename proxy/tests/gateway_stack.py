@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import sys
 import time
@@ -17,7 +18,7 @@ from ds_stack.launcher import Process
 from ds_stack.ports import free_port
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 RECORDING_SERVER = Path(__file__).with_name("recording_server.py")
 REQUEST_ID = "X-Test-Request"
@@ -67,11 +68,18 @@ class Seen:
 class GatewayStack:
     """Start both processes; ``url`` is Envoy's; ``seen()`` reads the server's record."""
 
-    def __init__(self, workdir: Path, server_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        server_env: dict[str, str] | None = None,
+        gateway_env: dict[str, str] | None = None,
+        tls_files: tuple[Path, Path] | None = None,
+    ) -> None:
         self.listen_port = free_port()
         self.server_port = free_port()
         self.admin_port = free_port()
-        self.url = f"http://127.0.0.1:{self.listen_port}"
+        scheme = "https" if tls_files else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.listen_port}"
         self.server_url = f"http://127.0.0.1:{self.server_port}"
         self.record = workdir / "requests.jsonl"
         self.record.touch()
@@ -99,6 +107,8 @@ class GatewayStack:
                 admin_port=self.admin_port,
                 config_path=workdir / "envoy.yaml",
                 log_path=workdir / "envoy.log",
+                env=gateway_env,
+                tls_files=tls_files,
             )
         )
 
@@ -154,6 +164,17 @@ class GatewayStack:
         reached the server is on record before any response to it exists.
         """
         return self.seen(request_id, timeout=0.0) is not None
+
+
+@contextlib.contextmanager
+def running_gateway(workdir: Path, **options: Any) -> Iterator[GatewayStack]:
+    """A ``GatewayStack`` (``options`` as its constructor takes them), stopped on exit."""
+    stack = GatewayStack(workdir, **options)
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
 
 
 def tag() -> tuple[str, dict[str, str]]:

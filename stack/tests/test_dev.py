@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -61,11 +62,16 @@ def _command(state: Path, chosen: dict[str, int], *extra: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def _running(state: Path, chosen: dict[str, int], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _running(
+    state: Path, chosen: dict[str, int], log: Path, *extra: str
+) -> Iterator[subprocess.Popen[bytes]]:
     """``make dev`` in its own process group, as in a terminal; Ctrl-C'd on exit."""
     with log.open("wb") as out:
         launcher = subprocess.Popen(
-            _command(state, chosen), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            _command(state, chosen, *extra),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         deadline = time.monotonic() + READY_SECS
@@ -209,3 +215,43 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
     )
     assert reset.returncode == 0, reset.stderr
     assert not state_dir.exists()
+
+
+def test_dev_stack_with_tls_serves_https_and_its_own_clients_trust_it(
+    state_dir: Path, tmp_path: Path
+) -> None:
+    """`make dev TLS=1`: the gateway serves https with a self-signed certificate kept in the
+    state; the stack's own clients (heartbeat, ds-sync) reach it, and `env` says what to trust."""
+    chosen = _ports()
+    gateway = f"https://127.0.0.1:{chosen['--port']}"
+    postgres = f"postgresql://postgres:password@127.0.0.1:{chosen['--pg-port']}/durable_streams"
+    log = tmp_path / "dev.log"
+    with _running(state_dir, chosen, log, "--tls"):
+        out = log.read_text()
+        cert = state_dir / "tls" / "gateway.crt"
+        assert f"gateway    {gateway}" in out
+        assert f"curl --cacert {cert}" in out
+        token = re.search(r"export DS_TOKEN=(\S+)", out)
+        assert token is not None, out
+        trusted = ssl.create_default_context(cafile=cert)
+        with httpx.Client(verify=trusted, timeout=30.0) as https:
+            assert https.get(f"{gateway}/ui/").status_code == 200
+            auth = {"Authorization": f"Bearer {token.group(1)}"}
+            assert https.get(f"{gateway}/ds/sessions/streams", headers=auth).status_code == 200
+        # The heartbeat appends through the TLS gateway and ds-sync carries it into Postgres.
+        deadline = time.monotonic() + READY_SECS
+        while True:
+            with psycopg.connect(postgres) as conn:
+                [(rows,)] = conn.execute("SELECT count(*) FROM session_events").fetchall()
+            if rows:
+                break
+            assert time.monotonic() < deadline, (state_dir / "logs" / "heartbeat.log").read_text()
+            time.sleep(0.5)
+        shell = subprocess.run(
+            [sys.executable, "-m", "ds_stack.dev", "--state-dir", str(state_dir), "env"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert f"export SSL_CERT_FILE={cert}" in shell.stdout
+        assert f"export DS_GATEWAY_URL={gateway}" in shell.stdout

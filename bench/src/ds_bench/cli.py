@@ -9,6 +9,7 @@ from ds_bench import (
     cluster_bench,
     commands,
     extensions,
+    fairness,
     log_cost,
     metrics_cost,
     probes,
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     probes.add_parser(sub)
     cluster_bench.add_parser(sub)
     metrics_cost.add_parser(sub)
+    fairness.add_parser(sub)
     producers.add_parser(sub)
     log_cost.add_parser(sub)
     args = parser.parse_args(argv)
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> None:
         probes.run(args)
     elif args.command == "metrics-cost":
         metrics_cost.run(args, RESULTS)
+    elif args.command == "fairness":
+        fairness.main(args, RESULTS)
     elif args.command == "producers":
         producers.run(args, RESULTS)
     elif args.command == "log-cost":

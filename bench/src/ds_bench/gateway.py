@@ -1,9 +1,11 @@
 """Envoy, with the committed development config, in front of a server under test.
 
 The config is ``proxy/envoy/envoy.yaml`` as committed, JWT checks
-included; only its ports change. Either server sits behind it unchanged:
-ds-server with authorization off (the default) and the Node reference
-both ignore the identity headers Envoy adds.
+included; only its ports change, and the per-subject rate limits are lifted
+unless ``limits`` says otherwise (a benchmark's one token would meet them).
+Either server sits behind it unchanged: ds-server with authorization off
+(the default) and the Node reference both ignore the identity headers
+Envoy adds.
 """
 
 from __future__ import annotations
@@ -21,13 +23,17 @@ from ds_stack.ports import free_port
 from ds_bench.servers import ServerProcess
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import TracebackType
+
+# DS_PROXY__* (ds_proxy.limits): no rate limit per subject.
+UNLIMITED = {"DS_PROXY__APPENDS_PER_SEC": "0", "DS_PROXY__READS_PER_SEC": "0"}
 
 
 class Gateway:
     """Envoy on a free loopback port, forwarding to ``upstream_port``; a context manager."""
 
-    def __init__(self, upstream_port: int) -> None:
+    def __init__(self, upstream_port: int, limits: Mapping[str, str] = UNLIMITED) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._logs = tempfile.TemporaryDirectory(prefix="ds-bench-envoy-")
@@ -40,6 +46,7 @@ class Gateway:
                 admin_port=free_port(),
                 config_path=logs / "envoy.yaml",
                 log_path=logs / "envoy.log",
+                env=limits,
             )
         )
 

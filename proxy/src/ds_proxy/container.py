@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ds_proxy import envoy_config as ec
+from ds_proxy import limits, tls
 from ds_proxy.paths import DEV_CONFIG, PROD_TEMPLATE, envoy_binary
 from ds_proxy.render import check_live_timeouts, check_upstream_idle_timeout, render_production
 from ds_proxy.settings import GatewayAddresses, ProxySettings
@@ -57,7 +58,8 @@ def container_config() -> tuple[ec.Config, str]:
         rendered = render_production(ec.load(PROD_TEMPLATE), settings)
         check_upstream_idle_timeout(rendered, environ)
         return rendered, f"production config: tokens checked against {settings.jwks_uri}"
-    config = development_config(ec.load(DEV_CONFIG), GatewayAddresses())
+    dev = limits.apply(ec.load(DEV_CONFIG), limits.SubjectLimits())
+    config = development_config(dev, GatewayAddresses())
     return config, (
         "development config: tokens checked against the TEST-ONLY key in proxy/keys "
         f"(set {PRODUCTION_SWITCH} for production)"
@@ -73,6 +75,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         config, description = container_config()
+    except (ValidationError, ValueError) as exc:
+        parser.exit(2, f"ds-proxy-serve: {exc}\n")
+    try:
+        config = tls.with_tls(config, tls.TlsFiles(), args.out)
     except (ValidationError, ValueError) as exc:
         parser.exit(2, f"ds-proxy-serve: {exc}\n")
     path = ec.write(config, args.out)

@@ -6,6 +6,9 @@ Envoy's own pid: its signals reach Envoy, and the port it listens on is
 owned by that pid. ``--offer-dev-token`` adds the route that answers the
 session viewer's dev token (``ds_proxy.dev_token``; a dev stack only).
 Repeat ``--upstream-port`` for several ds-server replicas (``make dev-cluster``).
+``--tls-cert-file``/``--tls-key-file`` (or ``DS_PROXY__TLS_*``) serve TLS with
+HTTP/2 (``ds_proxy.tls``); ``--local-tls-dir`` does so with a self-signed
+certificate kept in that directory (``make dev TLS=1``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ds_proxy import envoy_config as ec
+from ds_proxy import limits, tls
 from ds_proxy.dev_token import mint_dev_token, with_dev_token
+from ds_proxy.local_cert import ensure_local_certificate
 from ds_proxy.paths import DEV_CONFIG, envoy_binary
 from ds_proxy.replicas import POLICIES, replicate
 
@@ -52,14 +57,16 @@ def render(
     admin_port: int,
     offer_dev_token: bool = False,
     balance: str = "MAGLEV",
+    tls_files: tls.TlsFiles | None = None,
 ) -> Path:
     """Write the dev config, on these loopback ports, to ``config_out``.
 
     Several upstream ports: ds-server replicas on one shared store, balanced
-    and health-checked (``ds_proxy.replicas``).
+    and health-checked (``ds_proxy.replicas``). The per-subject rate limits
+    come from ``DS_PROXY__*`` (``ds_proxy.limits``).
     """
     config = ec.localize(
-        ec.load(DEV_CONFIG),
+        limits.apply(ec.load(DEV_CONFIG), limits.SubjectLimits()),
         listen_port=listen_port,
         upstream_port=upstream_ports[0],
         admin_port=admin_port,
@@ -70,6 +77,8 @@ def render(
         # Only this rendered copy gets the route; no committed config holds it.
         config = with_dev_token(config, mint_dev_token())
     config_out.parent.mkdir(parents=True, exist_ok=True)
+    if tls_files is not None:
+        config = tls.with_tls(config, tls_files, config_out)
     return ec.write(config, config_out)
 
 
@@ -98,7 +107,20 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="answer GET /ui/dev-token.json with a token for every bucket (dev stacks only)",
     )
+    parser.add_argument("--tls-cert-file", type=Path, help="serve TLS with this certificate")
+    parser.add_argument("--tls-key-file", type=Path, help="... and this key")
+    parser.add_argument(
+        "--local-tls-dir",
+        type=Path,
+        help="serve TLS with a self-signed certificate kept here (made when missing)",
+    )
     args = parser.parse_args(argv)
+    tls_files = tls.TlsFiles()  # DS_PROXY__TLS_* unless the flags say
+    if args.local_tls_dir is not None:
+        cert, key = ensure_local_certificate(args.local_tls_dir)
+        tls_files = tls.TlsFiles(tls_cert_file=cert, tls_key_file=key)
+    elif args.tls_cert_file is not None or args.tls_key_file is not None:
+        tls_files = tls.TlsFiles(tls_cert_file=args.tls_cert_file, tls_key_file=args.tls_key_file)
     path = render(
         args.config_out,
         listen_port=args.listen_port,
@@ -106,6 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         admin_port=args.admin_port,
         offer_dev_token=args.offer_dev_token,
         balance=args.balance,
+        tls_files=tls_files,
     )
     command = envoy_argv(path, concurrency=args.concurrency, log_level=args.log_level)
     os.execv(command[0], command)

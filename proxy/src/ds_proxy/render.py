@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from ds_proxy import envoy_config as ec
+from ds_proxy import limits, tls
 from ds_proxy.paths import PROD_TEMPLATE, envoy_binary
 from ds_proxy.settings import ProxySettings
 
@@ -35,8 +35,8 @@ _SERVER_KEEP_ALIVE_DEFAULT = 75.0
 
 
 def render_production(template: ec.Config, settings: ProxySettings) -> ec.Config:
-    """A copy of ``template`` with the deployment's issuer, audiences, JWKS and addresses."""
-    config = copy.deepcopy(template)
+    """A copy of ``template`` with the deployment's issuer, audiences, JWKS, addresses, limits."""
+    config = limits.apply(template, settings)
     ec.listener(config)["address"]["socket_address"]["port_value"] = settings.listen_port
     config["admin"]["address"]["socket_address"]["port_value"] = settings.admin_port
     upstream = ec.endpoint_address(config, ec.UPSTREAM_CLUSTER)
@@ -132,6 +132,15 @@ def main(argv: list[str] | None = None) -> None:
         check_upstream_idle_timeout(rendered, dict(os.environ))
     except (ValidationError, ValueError) as exc:
         parser.exit(2, f"ds-proxy-render: {exc}\n")
+    if settings.enabled and args.out is None:
+        parser.exit(
+            2, "ds-proxy-render: with TLS, give --out (the certificate's SDS file goes beside it)\n"
+        )
+    if args.out is not None:
+        try:
+            rendered = tls.with_tls(rendered, settings, args.out)
+        except ValueError as exc:
+            parser.exit(2, f"ds-proxy-render: {exc}\n")
     text = _RENDERED_HEADER + ec.dump(rendered)
     if args.out is None and not args.validate:
         sys.stdout.write(text)

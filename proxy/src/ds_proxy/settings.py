@@ -8,6 +8,9 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from ds_proxy.limits import SubjectLimits
+from ds_proxy.tls import TlsFiles
+
 
 class GatewayAddresses(BaseSettings):
     """Where Envoy listens and where ds-server is: all a container running the test keys needs."""
@@ -27,7 +30,7 @@ class GatewayAddresses(BaseSettings):
     )
 
 
-class ProxySettings(GatewayAddresses):
+class ProxySettings(GatewayAddresses, SubjectLimits, TlsFiles):
     """What the production template needs; issuer, audiences and JWKS URI have no default."""
 
     issuer: str = Field(min_length=1, description="expected `iss`")

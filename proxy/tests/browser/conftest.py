@@ -10,15 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
-from ds_proxy.tokens import bucket_token
-from ds_stack import components
-from ds_stack.launcher import Process
-from ds_stack.ports import free_port
 from playwright.sync_api import sync_playwright
 from viewer_page import ViewerPage
-from viewer_stack import BUCKET, SSE_RECONNECT_SECS, ViewerStack
+from viewer_stack import SSE_RECONNECT_SECS, ViewerStack, running_stack
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -30,46 +25,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 @pytest.fixture(scope="package")
 def viewer_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewerStack]:
-    """ds-server (memory store, gateway auth) behind Envoy, on free loopback ports.
-
-    The only place these tests start processes (the launcher `make dev` uses,
-    Envoy with the dev token route as in `make dev`).
-    """
-    logs = tmp_path_factory.mktemp("viewer-stack")
-    listen, server_port, admin_port = (free_port() for _ in range(3))
-    server = Process(
-        components.ds_server(
-            server_port,
-            env={
-                "DS_AUTH__MODE": "gateway",
-                "DS_STORAGE__MODE": "memory",
-                "DS_SERVER__SSE_RECONNECT_INTERVAL_SECS": str(SSE_RECONNECT_SECS),
-            },
-            log_path=logs / "ds-server.log",
-        )
-    )
-    gateway = Process(
-        components.gateway(
-            listen_port=listen,
-            upstream_ports=[server_port],
-            admin_port=admin_port,
-            config_path=logs / "envoy.yaml",
-            log_path=logs / "envoy.log",
-            offer_dev_token=True,
-        )
-    )
-    url = f"http://127.0.0.1:{listen}"
-    server.start()
-    try:
-        gateway.start()
-        token = bucket_token("admin", read=("*",), write=("*",))
-        headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=url, headers=headers, timeout=30.0) as admin:
-            assert admin.put(f"/ds/{BUCKET}").status_code == 201
-            yield ViewerStack(url, admin)
-    finally:
-        gateway.stop()
-        server.stop()
+    with running_stack(
+        tmp_path_factory.mktemp("viewer-stack"), sse_reconnect_secs=SSE_RECONNECT_SECS
+    ) as stack:
+        yield stack
 
 
 # Package scope, not session: Playwright's sync API keeps an event loop running

@@ -6,9 +6,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 from ds_proxy import envoy_config as ec
+from ds_proxy.local_cert import install, make_certificate
 from ds_proxy.paths import DEV_CONFIG, PROD_TEMPLATE
 from ds_proxy.render import render_production, validate
 from ds_proxy.settings import ProxySettings
+from ds_proxy.tls import with_tls
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,3 +38,17 @@ def test_a_broken_config_is_rejected(tmp_path: Path) -> None:
     ec.jwt_providers(config)["ds_bearer"]["no_such_field"] = True
     with pytest.raises(ValueError, match="envoy rejected"):
         validate(ec.write(config, tmp_path / "broken.yaml"))
+
+
+def test_rendered_production_config_with_tls_is_valid(tmp_path: Path) -> None:
+    cert, key = install(tmp_path / "certs", *make_certificate())
+    settings = ProxySettings(
+        issuer="https://login.example.com/",
+        audiences=("durable-streams",),
+        jwks_uri="https://login.example.com/.well-known/jwks.json",
+        tls_cert_file=cert,
+        tls_key_file=key,
+    )
+    out = tmp_path / "envoy.yaml"
+    rendered = with_tls(render_production(ec.load(PROD_TEMPLATE), settings), settings, out)
+    validate(ec.write(rendered, out))

@@ -109,6 +109,8 @@ def test_filter_order_strips_identity_before_authenticating(config: ec.Config) -
         "envoy.filters.http.header_mutation",
         "envoy.filters.http.lua",
         "envoy.filters.http.jwt_authn",
+        # After authentication: it counts per verified sub.
+        "envoy.filters.http.local_ratelimit",
         "envoy.filters.http.router",
     ]
     mutation = ec.http_filter(config, "envoy.filters.http.header_mutation")
@@ -197,6 +199,47 @@ def test_rules(config: ec.Config) -> None:
     }
     assert rules[4] == {"match": {"prefix": "/"}, "requires": {"provider_name": "ds_bearer"}}
     assert len(rules) == 5
+
+
+_SUB_FROM_TOKEN = {
+    "metadata": {
+        "descriptor_key": "sub",
+        "metadata_key": {
+            "key": "envoy.filters.http.jwt_authn",
+            "path": [{"key": "jwt_payload"}, {"key": "sub"}],
+        },
+    }
+}
+
+
+@BOTH
+def test_rates_are_counted_per_verified_sub_and_kind(config: ec.Config) -> None:
+    ratelimit = ec.http_filter(config, "envoy.filters.http.local_ratelimit")
+    # Enforced for every request that builds a descriptor; none shared by all subjects.
+    for key in ("filter_enabled", "filter_enforced"):
+        assert ratelimit[key]["default_value"] == {"numerator": 100, "denominator": "HUNDRED"}
+    assert ratelimit["always_consume_default_token_bucket"] is False
+    assert "token_bucket" not in ratelimit
+    appends, reads = ratelimit["rate_limits"]
+    # The sub is the one jwt_authn verified (the metadata it writes, never a header).
+    assert appends["actions"][0] == reads["actions"][0] == _SUB_FROM_TOKEN
+    assert appends["actions"][1]["header_value_match"] == {
+        "descriptor_key": "kind",
+        "descriptor_value": "append",
+        "expect_match": False,
+        "headers": [
+            {"name": ":method", "string_match": {"safe_regex": {"regex": "^(GET|HEAD|OPTIONS)$"}}}
+        ],
+    }
+    assert reads["actions"][1]["header_value_match"]["descriptor_value"] == "read"
+    assert [d["entries"][0] for d in ratelimit["descriptors"]] == [{"key": "sub", "value": ""}] * 2
+    assert ratelimit["response_headers_to_add"][0]["header"] == {
+        "key": "retry-after",
+        "value": "1",
+    }
+    [mapper] = ec.http_connection_manager(config)["local_reply_config"]["mappers"]
+    assert mapper["filter"]["status_code_filter"]["comparison"]["value"]["default_value"] == 429
+    assert "subject" in mapper["body"]["inline_string"]
 
 
 def test_dev_jwks_is_the_committed_test_key() -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 from ds_proxy import envoy_config as ec
+from ds_proxy.local_cert import install, make_certificate
 from ds_proxy.paths import PROD_TEMPLATE
 from ds_proxy.render import (
     check_live_timeouts,
@@ -157,3 +158,51 @@ def test_cli_reports_missing_settings(
         main([])
     assert exit_info.value.code == 2
     assert "issuer" in capsys.readouterr().err
+
+
+def test_limits_come_from_the_settings() -> None:
+    rendered = render_production(TEMPLATE, settings(appends_per_sec=20, read_burst=7))
+    descriptors = ec.http_filter(rendered, "envoy.filters.http.local_ratelimit")["descriptors"]
+    assert descriptors[0]["token_bucket"]["tokens_per_fill"] == 2
+    assert descriptors[1]["token_bucket"]["max_tokens"] == 7
+
+
+def test_cli_with_tls_writes_the_certificates_sds_file_beside_the_config(
+    env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    cert, key = install(tmp_path / "certs", *make_certificate())
+    monkeypatch.setenv("DS_PROXY__TLS_CERT_FILE", str(cert))
+    monkeypatch.setenv("DS_PROXY__TLS_KEY_FILE", str(key))
+    out = tmp_path / "etc" / "envoy.yaml"
+    out.parent.mkdir()
+    main(["--out", str(out)])
+    listener = ec.listener(ec.load(out))
+    context = listener["filter_chains"][0]["transport_socket"]["typed_config"]
+    sds = context["common_tls_context"]["tls_certificate_sds_secret_configs"][0]
+    sds_file = sds["sds_config"]["path_config_source"]["path"]
+    assert sds_file == str(tmp_path / "etc" / "envoy.tls-sds.yaml")
+    secret = yaml.safe_load((tmp_path / "etc" / "envoy.tls-sds.yaml").read_text())
+    assert secret["resources"][0]["tls_certificate"]["certificate_chain"] == {"filename": str(cert)}
+
+
+def test_cli_with_tls_needs_an_output_file(
+    env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cert, key = install(tmp_path, *make_certificate())
+    monkeypatch.setenv("DS_PROXY__TLS_CERT_FILE", str(cert))
+    monkeypatch.setenv("DS_PROXY__TLS_KEY_FILE", str(key))
+    with pytest.raises(SystemExit) as exit_info:
+        main([])
+    assert exit_info.value.code == 2
+    assert "--out" in capsys.readouterr().err
+
+
+def test_cli_with_a_missing_certificate_says_so(
+    env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DS_PROXY__TLS_CERT_FILE", str(tmp_path / "none.crt"))
+    monkeypatch.setenv("DS_PROXY__TLS_KEY_FILE", str(tmp_path / "none.key"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--out", str(tmp_path / "envoy.yaml")])
+    assert exit_info.value.code == 2
+    assert "none.crt does not exist" in capsys.readouterr().err

@@ -195,7 +195,10 @@ def create_app(
     app.request_log = request_log
     guard = None
     if settings.auth.mode == "gateway":
-        guard = GatewayGuard(scope_claim=settings.auth.scope_claim)
+        guard = GatewayGuard(
+            scope_claim=settings.auth.scope_claim,
+            max_live_reads_per_sub=settings.auth.max_live_reads_per_sub,
+        )
     app.front = Edge(
         app._litestar,
         StreamDispatcher(ctx),

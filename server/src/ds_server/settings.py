@@ -207,6 +207,13 @@ class AuthSection(BaseModel):
         min_length=1,
         description="the token claim holding the `read`/`write` bucket lists",
     )
+    # docs/security.md, "Limits per subject", says why this default.
+    max_live_reads_per_sub: int = Field(
+        default=1000,
+        ge=0,
+        description="`gateway`: SSE and long-poll reads one token subject (`sub`) may hold "
+        "open at once on this server; more get `429` with `Retry-After` (`0` = no cap)",
+    )
 
 
 class SubscriptionsSection(BaseModel):

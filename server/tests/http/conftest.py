@@ -11,6 +11,8 @@ needs other settings starts its own app with ``make_api``.
 from __future__ import annotations
 
 import itertools
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     import httpx
+
+# The request fuzzer's tables (server/tests/support) feed the malformed-request test.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 BASE_URL = "http://testserver.local"
 PREFIX = "/v1/stream"

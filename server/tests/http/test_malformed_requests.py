@@ -27,6 +27,8 @@ from ds_server.settings import LimitsSection, ServerSection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
+from support.request_fuzzer import HEADER_VALUES as FUZZED_HEADER_VALUES
+from support.request_fuzzer import OFFSET_VALUES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -137,37 +139,12 @@ PREFIXES = [
     "//v1/stream/{ns}/",
 ]
 
-OFFSETS = ["-1", "now", "", "0" * 20, "0" * 19 + "1", "9" * 20, "0" * 21, "-2", "abc", "1_2"]
+OFFSETS = OFFSET_VALUES
 QUERY_VALUES = [*OFFSETS, "long-poll", "sse", "SSE", "true", "%ff", "%00", "..", "%", "=", "&"]
 QUERY_KEYS = ["offset", "offset", "live", "cursor", "x", ""]
 
-FUTURE = "2099-01-01T00:00:00Z"
 HEADER_VALUES: dict[str, list[str]] = {
-    "content-type": [
-        "text/plain",
-        "application/json",
-        "application/octet-stream",
-        "Application/JSON; charset=utf-8",
-        "",
-        ";",
-        "text/",
-        "\u00ff/\u00ff",
-    ],
-    "producer-id": ["p", "", " ", "x" * 300],
-    "producer-epoch": ["0", "1", "-1", "01", "1.5", "9007199254740991", "9007199254740992", "1e3"],
-    "producer-seq": ["0", "1", "2", "-1", "18446744073709551616", "abc"],
-    "stream-ttl": ["0", "60", "-1", "060", "+60", "1e3", "60.5", "9" * 30],
-    "stream-expires-at": [
-        FUTURE,
-        "2000-01-01T00:00:00Z",
-        "2099-02-30T00:00:00Z",
-        "9999-12-31T23:59:59-23:59",
-        "0001-01-01T00:00:00+23:59",
-        "2099-01-01T00:00:00.1234567890Z",
-        "soon",
-    ],
-    "stream-seq": ["1", "2", "a", "", "\u00e9", "x" * 300],
-    "stream-closed": ["true", "TRUE", "false", "", "1"],
+    **FUZZED_HEADER_VALUES,
     "stream-forked-from": [
         "{ns}/a",
         "/v1/stream/{ns}/a",
@@ -178,12 +155,8 @@ HEADER_VALUES: dict[str, list[str]] = {
         "%00",
         "{ns}/a/",
     ],
-    "stream-fork-offset": OFFSETS,
-    "stream-fork-sub-offset": ["0", "1", "5", "-1", "01", "x", "9" * 40],
-    "if-none-match": ["*", '"x"', "W/", ""],
+    # In process a body's length can disagree with its header; over a socket it can't.
     "content-length": ["0", "5", "-1", "abc", "99999999999999999999"],
-    "x-jwt-sub": ["alice", ""],
-    "origin": ["https://app.example", "null"],
 }
 
 # Header values as a server passes them on: no CR, LF or NUL, but anything else in latin-1.

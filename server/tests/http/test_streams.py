@@ -37,6 +37,14 @@ def test_create(api: Api) -> None:
     assert "stream-closed" not in response.headers
 
 
+def test_create_location_has_the_clients_scheme_behind_a_tls_gateway(api: Api) -> None:
+    response = api.client.put(api.url("tls"), headers={"X-Forwarded-Proto": "https"})
+    assert response.headers["location"] == "https://testserver.local" + api.url("tls")
+    # Only http or https: anything else leaves the server's own scheme.
+    other = api.client.put(api.url("odd"), headers={"X-Forwarded-Proto": "gopher"})
+    assert other.headers["location"] == BASE_URL + api.url("odd")
+
+
 def test_create_location_drops_the_query(api: Api) -> None:
     response = api.client.put(api.url("a", "x=1&offset=now"))
     assert response.headers["location"] == BASE_URL + api.url("a")
@@ -216,6 +224,22 @@ def test_append_json_flattens_one_level(api: Api) -> None:
 def test_append_json_rejects(api: Api, body: bytes) -> None:
     api.put("j", **JSON)
     assert api.post("j", body, **JSON).status_code == 400
+    assert api.body("j") == b"[]"
+
+
+DEEP = b"[" * 999 + b"]" * 999
+
+
+def test_json_nested_too_deeply_is_400_with_the_reason(api: Api) -> None:
+    """A body nested ~1,000 deep made the decoder raise RecursionError: a 500 before."""
+    created = api.put("deep", DEEP, **JSON)
+    assert created.status_code == 400
+    assert "nested too deeply" in created.text
+    assert api.head("deep").status_code == 404
+    api.put("j", **JSON)
+    appended = api.post("j", DEEP, **JSON)
+    assert appended.status_code == 400
+    assert "nested too deeply" in appended.text
     assert api.body("j") == b"[]"
 
 

@@ -73,6 +73,11 @@ class ServerProcess:
             raise RuntimeError("ds-server is not running")
         return pid
 
+    @property
+    def running(self) -> bool:
+        """Whether the process is still alive."""
+        return self._process.running
+
     def start(self) -> None:
         # The log of an earlier server on this port would confuse the log hint.
         self.log_path.unlink(missing_ok=True)

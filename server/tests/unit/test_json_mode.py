@@ -136,3 +136,18 @@ def test_is_json_content_type(content_type: str, expected: bool) -> None:
 
 def test_media_type_strips_parameters_and_case() -> None:
     assert media_type("Text/Plain; charset=UTF-8") == "text/plain"
+
+
+@pytest.mark.parametrize("depth", [999, 1000, 5000, 100_000])
+@pytest.mark.parametrize("opener", [b"[", b'{"a":'])
+def test_values_nested_too_deeply_are_refused_with_a_reason(depth: int, opener: bytes) -> None:
+    closer = b"]" if opener == b"[" else b"}"
+    body = opener * depth + b"1" + closer * depth
+    with pytest.raises(InvalidJsonError, match="nested too deeply"):
+        split_messages(body, allow_empty_array=True)
+
+
+def test_values_nested_hundreds_deep_are_stored_exactly() -> None:
+    inner = b"[" * 500 + b"1" + b"]" * 500
+    assert split(b"[" + inner + b"]") == [inner]
+    assert split(inner) == [inner[1:-1]]

@@ -51,3 +51,28 @@ async def test_a_busy_stream_still_ends_at_the_reconnect_interval() -> None:
     # The reader never had to wait, yet it stopped at the interval.
     assert loop.time() - started < PATIENCE_SECS
     assert frames > 1
+
+
+async def test_a_reader_whose_token_ends_first_ends_with_it() -> None:
+    """What is left of the reader's token shortens the connection's life (auth/live_reads.py)."""
+    store = _EndlessStream()
+    settings = Settings(
+        server=ServerSection(sse_reconnect_interval_secs=60),
+        storage=StorageSection(mode="memory"),
+    )
+    ctx = ServerContext(settings=settings, store=cast("Store", store))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    events = sse_events(
+        ctx.sse,
+        "s",
+        await store.read("s", 0, 1024),
+        cursor=None,
+        base64_encoded=False,
+        token_secs=0.2,
+    )
+    frames = [frame async for frame in events]
+    # Ended by the token, not the 60 s interval, and after a whole frame with its control event.
+    assert loop.time() - started < PATIENCE_SECS
+    assert frames[-1].endswith(b"\n\n")
+    assert b"event: control" in frames[-1]

@@ -82,6 +82,14 @@ def test_not_an_object(raw: bytes) -> None:
         decode(raw, SubscriptionBody)
 
 
+@pytest.mark.parametrize("kind", [SubscriptionBody, AckBody])
+def test_a_body_nested_too_deeply_is_invalid_not_an_error(kind: type[AckBody]) -> None:
+    """An ignored field nested ~1,000 deep made msgspec raise RecursionError: a 500 before."""
+    deep = b"[" * 3000 + b"]" * 3000
+    with pytest.raises(InvalidRequest, match="nested too deeply"):
+        decode(b'{"pattern": "a/*", "extra": ' + deep + b"}", kind)
+
+
 def test_ack_items_accept_stream_or_path() -> None:
     body = decode(
         b'{"wake_id":"w","generation":1,"acks":[{"stream":"/a","offset":"1"},'

@@ -155,3 +155,22 @@ class TestDelivery:
             await sender.close()
         assert result.delivered
         assert tried == ["::1", "127.0.0.1"]
+
+    async def test_an_answer_nested_too_deeply_is_delivered_but_not_done(self) -> None:
+        """A receiver's answer nested ~1,000 deep made the decoder raise RecursionError."""
+
+        def receiver(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, content=b"[" * 3000 + b"]" * 3000)
+
+        key = SigningKey.generate()
+        sender = WebhookSender(
+            lambda: key,
+            transport=httpx.MockTransport(receiver),
+            resolve=resolving_to("127.0.0.1"),
+        )
+        try:
+            result = await sender.send("http://localhost:8000/w", b"{}")
+        finally:
+            await sender.close()
+        assert result.delivered
+        assert not result.done

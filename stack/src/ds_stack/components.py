@@ -71,11 +71,17 @@ def gateway(
     log_level: str = "warn",
     offer_dev_token: bool = False,
     balance: str = "MAGLEV",
+    env: Mapping[str, str] | None = None,
+    tls_files: tuple[Path, Path] | None = None,
+    local_tls_dir: Path | None = None,
 ) -> ProcessSpec:
     """Envoy with the committed development config on these ports (rendered to ``config_path``).
 
     Ready when its admin ``/ready`` answers 200; both ports must be free first.
     ``offer_dev_token``: Envoy answers the session viewer's dev token (a dev stack).
+    ``env`` adds to this process's environment (``DS_PROXY__*``: the gateway's limits).
+    ``tls_files`` (certificate, key) or ``local_tls_dir`` (a self-signed pair
+    kept there): the listener serves TLS and HTTP/2.
     """
     argv = (
         sys.executable,
@@ -89,10 +95,17 @@ def gateway(
         *("--concurrency", str(concurrency)),
         *("--log-level", log_level),
         *(("--offer-dev-token",) if offer_dev_token else ()),
+        *(
+            ("--tls-cert-file", str(tls_files[0]), "--tls-key-file", str(tls_files[1]))
+            if tls_files
+            else ()
+        ),
+        *(("--local-tls-dir", str(local_tls_dir)) if local_tls_dir else ()),
     )
     return ProcessSpec(
         name="envoy",
         argv=argv,
+        env={**os.environ, **env} if env else None,
         ready_url=f"http://{LOOPBACK}:{admin_port}/ready",
         ports=(listen_port, admin_port),
         log_path=log_path,
@@ -137,10 +150,12 @@ def heartbeat(
     token: str | None,
     interval_secs: float,
     log_path: Path,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessSpec:
     """The heartbeat producer; ready once its first tick is written (it has no port)."""
     child_env = {
         **os.environ,
+        **(env or {}),
         "DS_SERVER_URL": server_url,
         "POSTGRES_URL": postgres_url,
         "DS_HEARTBEAT__INTERVAL_SECS": str(interval_secs),
@@ -162,6 +177,7 @@ def snapshot_schedule(
     token: str | None,
     every_secs: float,
     log_path: Path,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessSpec:
     """``ds-spark snapshots --every``: the session snapshot job on a schedule (no port).
 
@@ -169,6 +185,7 @@ def snapshot_schedule(
     """
     child_env = {
         **os.environ,
+        **(env or {}),
         "DS_SERVER_URL": server_url,
         "POSTGRES_URL": postgres_url,
         "SPARK_LOCAL_IP": LOOPBACK,

@@ -3,15 +3,19 @@
 Enabled with ``DS_AUTH__MODE=gateway``. Envoy has already authenticated the
 request (signature, issuer, audience, exp/nbf); this guard authorizes it:
 401 when the forwarded identity is unusable, 403 when the token's scopes do
-not cover the buckets the request touches.
+not cover the buckets the request touches. For live reads it also applies
+the per-subject cap and the token's lifetime (``auth/live_reads.py``): 429
+past the cap, 401 once the token has expired.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from ds_server.auth.access import required_access
 from ds_server.auth.identity import InvalidIdentity, identity_from_headers
+from ds_server.auth.live_reads import TOKEN_EXPIRES_AT, LiveReadCounter, is_live_read
 from ds_server.auth.scopes import MalformedScopes
 from ds_server.edge.http import Reply
 from ds_server.protocol import headers as h
@@ -19,6 +23,7 @@ from ds_server.protocol import headers as h
 if TYPE_CHECKING:
     from litestar.types import HTTPScope
 
+    from ds_server.auth.identity import Identity
     from ds_server.auth.scopes import Access
 
 _FORKED_FROM = h.STREAM_FORKED_FROM.encode()
@@ -28,13 +33,20 @@ NO_GATEWAY_HINT = (
     "; send requests through the gateway (Envoy: port 8080 with `make dev`), "
     "which verifies the token and forwards its claims"
 )
+# How soon a refused live read may try again: live reads end within a minute
+# (the SSE reconnect interval), so a slot frees up within seconds on a busy subject.
+LIVE_READ_RETRY_AFTER_SECS = 5
 
 
 class GatewayGuard:
     """Lets a request through only with a forwarded identity that grants what it touches."""
 
-    def __init__(self, *, scope_claim: str = "ds") -> None:
+    def __init__(self, *, scope_claim: str = "ds", max_live_reads_per_sub: int = 0) -> None:
         self._scope_claim = scope_claim
+        # 0: no cap (the token's lifetime still ends live reads).
+        self._live_reads = (
+            LiveReadCounter(max_live_reads_per_sub) if max_live_reads_per_sub else None
+        )
 
     def check(self, scope: HTTPScope) -> Reply | None:
         headers = scope["headers"]
@@ -60,6 +72,31 @@ class GatewayGuard:
             *(item for item in headers if item[0].lower() != _SUB),
             (_SUB, identity.sub.encode("utf-8")),
         ]
+        if is_live_read(scope["method"], scope["path"], scope["query_string"]):
+            return self._admit_live_read(scope, identity)
+        return None
+
+    def finished(self, scope: HTTPScope) -> None:
+        """The request has ended (whatever became of it): its live-read slot is free."""
+        if self._live_reads is not None:
+            self._live_reads.release(scope)
+
+    def _admit_live_read(self, scope: HTTPScope, identity: Identity) -> Reply | None:
+        expires_at = identity.expires_at
+        if expires_at is not None:
+            if expires_at <= time.time():
+                # Envoy allows clock skew past exp; a live read would end at once.
+                return _refusal(
+                    401, "the token has expired; reconnect with a fresh one", challenge=True
+                )
+            scope[TOKEN_EXPIRES_AT] = expires_at  # type: ignore[typeddict-unknown-key]
+        counter = self._live_reads
+        if counter is not None and not counter.admit(scope, identity.sub):
+            reason = (
+                f"too many live reads open for this subject (at most "
+                f"{counter.max_per_sub}); retry when one has ended"
+            )
+            return _refusal(429, reason, retry_after=LIVE_READ_RETRY_AFTER_SECS)
         return None
 
 
@@ -68,8 +105,12 @@ def _denial(access: Access) -> str:
     return f"the token does not grant {access.mode.value} access to {where}"
 
 
-def _refusal(status: int, reason: str, *, challenge: bool = False) -> Reply:
+def _refusal(
+    status: int, reason: str, *, challenge: bool = False, retry_after: int | None = None
+) -> Reply:
     headers = {h.CONTENT_TYPE: "text/plain; charset=utf-8", h.CACHE_CONTROL: "no-store"}
     if challenge:
         headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
     return Reply(status, headers, reason.encode() + b"\n")

@@ -38,6 +38,8 @@ class Identity:
 
     sub: str
     scopes: Scopes
+    # The token's ``exp`` (seconds since the epoch); None when it has none.
+    expires_at: float | None = None
 
 
 def identity_from_headers(headers: Iterable[tuple[bytes, bytes]], scope_claim: str) -> Identity:
@@ -57,7 +59,15 @@ def identity_from_headers(headers: Iterable[tuple[bytes, bytes]], scope_claim: s
         raise InvalidIdentity("the token has no sub claim")
     if any(ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 for char in sub):
         raise InvalidIdentity("the token's sub contains control characters")
-    return Identity(sub=sub, scopes=Scopes.from_claim(claims.get(scope_claim)))
+    scopes = Scopes.from_claim(claims.get(scope_claim))
+    return Identity(sub=sub, scopes=scopes, expires_at=_expiry(claims.get("exp")))
+
+
+def _expiry(exp: object) -> float | None:
+    # A JSON number (not a boolean); Envoy has already required one and checked it.
+    if isinstance(exp, bool) or not isinstance(exp, int | float):
+        return None
+    return float(exp)
 
 
 def decode_payload(value: bytes) -> dict[str, object]:
@@ -65,7 +75,7 @@ def decode_payload(value: bytes) -> dict[str, object]:
     try:
         raw = base64.urlsafe_b64decode(value + b"=" * (-len(value) % 4))
         claims = msgspec.json.decode(raw)
-    except (binascii.Error, ValueError, msgspec.DecodeError):
+    except (binascii.Error, ValueError, msgspec.DecodeError, RecursionError):
         raise InvalidIdentity("the token payload is not base64url JSON") from None
     if not isinstance(claims, dict):
         raise InvalidIdentity("the token payload is not a JSON object")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -23,9 +24,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ds_server.cluster")
 
-# Any fixed 64-bit key, the same on every replica: "ds-subs" in ASCII.
+# Any fixed 64-bit key, the same on every replica: "ds-subs" in ASCII. It is
+# the default schema's, as it always was (a rolling upgrade never has two leaders).
 LOCK_KEY = 0x64732D73756273
+DEFAULT_SCHEMA = "ds_server"
 RETRY_SECS = 1.0
+
+
+def lock_key(schema: str) -> int:
+    """The advisory lock of ``schema``'s leader: a key of its own for every schema.
+
+    Advisory locks are per database, and deployments on one database keep
+    apart by schema: with one key for all, the first deployment's leader
+    kept every other from ever electing one (its subscription API 503).
+    """
+    if schema == DEFAULT_SCHEMA:
+        return LOCK_KEY
+    digest = hashlib.blake2b(f"ds-subs:{schema}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 class Leadership:
@@ -42,6 +58,7 @@ class Leadership:
         self._conninfo = conninfo
         self._table = sql.Identifier(schema, "subscription_leader")
         self._schema = sql.Identifier(schema)
+        self._lock_key = lock_key(schema)
         self.advertise_url = advertise_url
         self._on_elected = on_elected
         self._on_deposed = on_deposed
@@ -107,7 +124,8 @@ class Leadership:
         if self.is_leader:
             await conn.execute("SELECT 1")  # still connected, so still holding the lock
             return
-        row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (LOCK_KEY,))).fetchone()
+        lock = "SELECT pg_try_advisory_lock(%s)"
+        row = await (await conn.execute(lock, (self._lock_key,))).fetchone()
         if row is not None and row[0]:
             await conn.execute(
                 sql.SQL(

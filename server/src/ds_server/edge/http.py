@@ -89,14 +89,25 @@ async def read_body(request: Request[Any, Any, Any], limit: int) -> bytes:
 
 
 def absolute_url(scope: HTTPScope, host: str | None) -> str:
-    """The absolute URL of a request (without query), percent-encoded as the client sent it."""
+    """The absolute URL of a request (without query), percent-encoded as the client sent it.
+
+    The scheme is the client's: behind a gateway that ends TLS, its
+    ``X-Forwarded-Proto`` (Envoy sets it from the client's connection).
+    """
     raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
     raw_path = raw_path.split(b"?", 1)[0]  # some servers leave the query on raw_path
     path = quote(raw_path.decode("latin-1"), safe="/%:@!$&'()*+,;=-._~")
     if host is None:
         server = scope.get("server") or ("localhost", 80)
         host = f"{server[0]}:{server[1]}"
-    return f"{scope.get('scheme', 'http')}://{host}{path}"
+    return f"{_scheme(scope)}://{host}{path}"
+
+
+def _scheme(scope: HTTPScope) -> str:
+    for name, value in scope["headers"]:
+        if name == b"x-forwarded-proto" and value in (b"https", b"http"):
+            return value.decode("ascii")
+    return scope.get("scheme", "http")
 
 
 class SendSlot:

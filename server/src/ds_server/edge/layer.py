@@ -1,7 +1,8 @@
 """The one ASGI layer in front of every request.
 
 In this order, for every HTTP request: the per-request hooks are told it
-started; a guard (gateway authorization, when enabled) may refuse it; a
+started; a guard (gateway authorization, when enabled) may refuse it (and
+is told when it ends, whatever became of it); a
 CORS preflight is answered; a stream operation (``Handler``: the
 dispatcher of ``routes/dispatch.py``) is served straight on ASGI;
 anything else goes to the app (Litestar). Every response, whoever made it,
@@ -53,6 +54,9 @@ class Guard(Protocol):
 
     def check(self, scope: HTTPScope) -> Reply | None:
         """None to let the request through (the scope may be amended), else the refusal."""
+
+    def finished(self, scope: HTTPScope) -> None:
+        """The request has ended, however it ended (what ``check`` holds for it is let go)."""
 
 
 class RequestHooks(Protocol):
@@ -120,6 +124,8 @@ class Edge:
                 return
             await self._app(scope, receive, self._headed(send, http_scope, origin))
         finally:
+            if self._guard is not None:
+                self._guard.finished(http_scope)
             for finished in self._on_finished:
                 finished(http_scope)
 

@@ -26,7 +26,17 @@ def split_messages(body: bytes, *, allow_empty_array: bool) -> list[bytes]:
 
     ``allow_empty_array`` is true for creates (``[]`` creates an empty
     stream) and false for appends (``[]`` is a client bug, rejected).
+    Values nested deeper than the decoder's recursion allows (about 900
+    levels) are refused, not stored: no reader could decode them either.
     """
+    try:
+        return _split(body, allow_empty_array=allow_empty_array)
+    except RecursionError:
+        # msgspec counts nesting against Python's recursion limit.
+        raise InvalidJsonError("invalid JSON: nested too deeply to decode") from None
+
+
+def _split(body: bytes, *, allow_empty_array: bool) -> list[bytes]:
     try:
         # Full decode first: msgspec.Raw alone skips over nested values
         # without validating them.

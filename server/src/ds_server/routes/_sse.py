@@ -43,13 +43,21 @@ async def sse_events(
     cursor: str | None,
     base64_encoded: bool,
     slot: SendSlot | None = None,
+    token_secs: float | None = None,
 ) -> AsyncIterator[bytes]:
-    """Yield SSE frames until the stream closes, is deleted, or the reconnect interval ends."""
+    """Yield SSE frames until the stream closes, is deleted, or the connection's life ends.
+
+    Its life is the reconnect interval, or what is left of the reader's
+    token (``token_secs``) when that is shorter.
+    """
     settings = sse.settings
     interval = settings.sse_reconnect_interval_secs
     json_mode = is_json_content_type(first.info.content_type)
     live = sse.store.live
-    idle = IdleWait(settings.sse_keepalive_secs, interval if interval > 0 else None)
+    lifetime = interval if interval > 0 else None
+    if token_secs is not None:
+        lifetime = token_secs if lifetime is None else min(lifetime, token_secs)
+    idle = IdleWait(settings.sse_keepalive_secs, lifetime)
     result = first
     frame = _frame(result, cursor, json_mode=json_mode, base64_encoded=base64_encoded)
 
@@ -68,8 +76,9 @@ async def sse_events(
         while True:
             yield frame
             idle.active()
-            # At the reconnect interval even a busy stream's connection ends,
-            # right after a frame, so the client resumes from its offset.
+            # At the end of its life (reconnect interval, token expiry) even a
+            # busy stream's connection ends, right after a frame, so the
+            # client resumes from its offset.
             if result.at_closed_end or idle.expired:
                 return
             position = result.next_offset

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ds_server.auth.live_reads import token_expires_at
 from ds_server.edge.http import Reply, SendSlot
 from ds_server.protocol import headers as h
 from ds_server.protocol.cursor import next_cursor
@@ -28,10 +29,12 @@ async def read(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     """GET on a stream of either surface: catch-up, long-poll or SSE."""
     query = parse_read_query(request.query_string)
     offset = Sentinel.BEGINNING if query.offset is None else query.offset
-    if query.live == "sse":
-        return await _sse(ctx, name, offset, query.cursor)
-    if query.live == "long-poll":
-        return await _long_poll(ctx, name, offset, query.cursor)
+    if query.live is not None:
+        # Behind the gateway a live read ends when its token does (auth/live_reads.py).
+        token_secs = _token_secs_left(request)
+        if query.live == "sse":
+            return await _sse(ctx, name, offset, query.cursor, token_secs)
+        return await _long_poll(ctx, name, offset, query.cursor, token_secs)
     result = await ctx.store.read(name, offset, ctx.settings.server.read_chunk_bytes)
     headers = _read_headers(result)
     if offset is Sentinel.NOW:
@@ -50,11 +53,23 @@ async def read(ctx: ServerContext, request: HttpRequest, name: str) -> Reply:
     return Reply(200, headers, _body(result))
 
 
+def _token_secs_left(request: HttpRequest) -> float | None:
+    expires_at = token_expires_at(request.scope)
+    return None if expires_at is None else max(0.0, expires_at - time.time())
+
+
 async def _long_poll(
-    ctx: ServerContext, name: str, offset: int | Sentinel, cursor: str | None
+    ctx: ServerContext,
+    name: str,
+    offset: int | Sentinel,
+    cursor: str | None,
+    token_secs: float | None,
 ) -> Reply:
     chunk = ctx.settings.server.read_chunk_bytes
-    deadline = time.monotonic() + ctx.settings.server.long_poll_timeout_secs
+    wait_secs = ctx.settings.server.long_poll_timeout_secs
+    if token_secs is not None:
+        wait_secs = min(wait_secs, token_secs)
+    deadline = time.monotonic() + wait_secs
     position: int | Sentinel = offset
     while True:
         changed = ctx.store.live.next_change(name)
@@ -74,7 +89,13 @@ async def _long_poll(
         await ctx.store.live.wait(changed, remaining)
 
 
-async def _sse(ctx: ServerContext, name: str, offset: int | Sentinel, cursor: str | None) -> Reply:
+async def _sse(
+    ctx: ServerContext,
+    name: str,
+    offset: int | Sentinel,
+    cursor: str | None,
+    token_secs: float | None,
+) -> Reply:
     # Read once before answering so a missing stream or bad offset is a plain 4xx.
     first = await ctx.store.read(name, offset, ctx.settings.server.read_chunk_bytes)
     headers = {
@@ -87,7 +108,13 @@ async def _sse(ctx: ServerContext, name: str, offset: int | Sentinel, cursor: st
         headers[h.STREAM_SSE_DATA_ENCODING] = "base64"
     slot = SendSlot()
     events = sse_events(
-        ctx.sse, name, first, cursor=cursor, base64_encoded=base64_encoded, slot=slot
+        ctx.sse,
+        name,
+        first,
+        cursor=cursor,
+        base64_encoded=base64_encoded,
+        slot=slot,
+        token_secs=token_secs,
     )
     headers[h.CONTENT_TYPE] = "text/event-stream"
     return Reply(200, headers, stream=events, send_slot=slot)

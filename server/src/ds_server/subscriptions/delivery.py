@@ -161,6 +161,6 @@ async def _read_capped(response: httpx.Response) -> bytes:
 def _says_done(answer: bytes) -> bool:
     try:
         decoded = msgspec.json.decode(answer)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return False
     return isinstance(decoded, dict) and decoded.get("done") is True

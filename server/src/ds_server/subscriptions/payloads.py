@@ -95,6 +95,9 @@ def decode(body: bytes, kind: type[BodyT]) -> BodyT:
         raise InvalidRequest(str(exc)) from None
     except msgspec.DecodeError:
         raise InvalidRequest("body is not valid JSON") from None
+    except RecursionError:
+        # msgspec counts nesting (even of fields it ignores) against Python's recursion limit.
+        raise InvalidRequest("body is nested too deeply to decode") from None
 
 
 def subscription_id(raw: str) -> str:

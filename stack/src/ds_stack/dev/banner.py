@@ -47,6 +47,14 @@ def urls(config: StackConfig, token: str) -> str:
     else:
         servers = f"{config.server_url}   loopback only, behind the gateway (store: sqlite)"
     metrics = "  ".join(config.server_metrics_urls)
+    # A TLS stack's certificate is self-signed: curl trusts it when told to.
+    curl = f"curl --cacert {_shown(config.tls_cert_file)}" if config.tls else "curl"
+    tls_line = (
+        f"\n  tls        {_shown(config.tls_cert_file)}   the gateway's self-signed certificate "
+        "(HTTP/2 over TLS; trust it in the browser, or accept the warning)"
+        if config.tls
+        else ""
+    )
     return f"""
 durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops everything
 
@@ -57,16 +65,16 @@ durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops eve
   envoy      {config.admin_url}   Envoy admin; Prometheus at {config.admin_url}/stats/prometheus
   ds-sync    {config.sync_url}/metrics   both directions, through the gateway ({feed})
   postgres   {config.postgres_url}
-  logs       {_shown(config.logs_dir)}/
+  logs       {_shown(config.logs_dir)}/{tls_line}
 
 Paste into a second terminal (this one stays busy):
 
   export DS_TOKEN={token}
-  curl -i -X PUT -H "Authorization: Bearer $DS_TOKEN" -H 'Content-Type: application/json' \\
+  {curl} -i -X PUT -H "Authorization: Bearer $DS_TOKEN" -H 'Content-Type: application/json' \\
        {gateway}/ds/sessions/room-1
-  curl -i -X POST -H "Authorization: Bearer $DS_TOKEN" -H 'Content-Type: application/json' \\
+  {curl} -i -X POST -H "Authorization: Bearer $DS_TOKEN" -H 'Content-Type: application/json' \\
        -d '{_FIRST_MESSAGE}' {gateway}/ds/sessions/room-1
-  curl -N -H "Authorization: Bearer $DS_TOKEN" '{gateway}/ds/sessions/room-1?offset=-1&live=sse'
+  {curl} -N -H "Authorization: Bearer $DS_TOKEN" '{gateway}/ds/sessions/room-1?offset=-1&live=sse'
   .venv/bin/ds-dev psql -c 'SELECT stream_name, event_type, payload FROM session_events'
 
 and open {gateway}/ui/ to see room-1 in the viewer.

@@ -68,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
         help="ds-server replicas on the postgres store behind Envoy (make dev-cluster: 3)",
     )
     parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="the gateway serves TLS and HTTP/2 with a self-signed certificate (make: TLS=1)",
+    )
+    parser.add_argument(
         "--balance",
         choices=("MAGLEV", "ROUND_ROBIN"),
         default="MAGLEV",
@@ -116,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
             snapshot_secs=max(0.0, args.snapshot_secs),
             replicas=max(1, args.replicas),
             balance=args.balance,
+            tls=args.tls,
             electric_url=os.environ.get("ELECTRIC_URL") or None,
         )
         sys.exit(run(config))
@@ -214,6 +220,8 @@ def _description(config: StackConfig, stack: Stack) -> dict[str, object]:
         "sync_url": config.sync_url,
         "token": stack.tokens["user"],
         "state_dir": str(config.state),
+        # Clients of a TLS gateway trust its self-signed certificate through this.
+        "trust_env": config.trust_env(),
     }
 
 
@@ -239,11 +247,19 @@ def _running(state_dir: Path) -> dict[str, object]:
         sys.exit(1)
 
 
+def _trust_env(info: dict[str, object]) -> dict[str, str]:
+    """What a client of the running stack's gateway needs to trust it (TLS: its certificate)."""
+    trust = info.get("trust_env")
+    return {str(k): str(v) for k, v in trust.items()} if isinstance(trust, dict) else {}
+
+
 def _env(state_dir: Path) -> None:
     info = _running(state_dir)
+    exports = "".join(f"export {name}={value}\n" for name, value in _trust_env(info).items())
     banner.say(
         f"export DS_TOKEN={info['token']}\n"
         f"export DS_GATEWAY_URL={info['gateway_url']}\n"
+        f"{exports}"
         f"export POSTGRES_URL={info['postgres_url']}"
     )
 
@@ -258,6 +274,7 @@ def _spark(state_dir: Path, job: str, job_args: list[str]) -> None:
     info = _running(state_dir)
     env = {
         **os.environ,
+        **_trust_env(info),
         "DS_SERVER_URL": str(info["gateway_url"]),
         "POSTGRES_URL": str(info["postgres_url"]),
         "DS_SPARK__TOKEN": str(info["token"]),

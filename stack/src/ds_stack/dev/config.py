@@ -57,6 +57,8 @@ class StackConfig:
     replicas: int = 1
     # How Envoy spreads requests over replicas (ds_proxy.replicas.POLICIES).
     balance: str = "MAGLEV"
+    # The gateway serves TLS and HTTP/2 with a self-signed certificate (`make dev TLS=1`).
+    tls: bool = False
 
     @property
     def clustered(self) -> bool:
@@ -89,8 +91,23 @@ class StackConfig:
         return self.state / "envoy.yaml"
 
     @property
+    def tls_dir(self) -> Path:
+        """Where the gateway's self-signed certificate is kept (with ``tls``)."""
+        return self.state / "tls"
+
+    @property
+    def tls_cert_file(self) -> Path:
+        """The certificate clients of a TLS stack trust (ds_proxy.local_cert's name)."""
+        return self.tls_dir / "gateway.crt"
+
+    @property
     def gateway_url(self) -> str:
-        return f"http://{LOOPBACK}:{self.gateway_port}"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://{LOOPBACK}:{self.gateway_port}"
+
+    def trust_env(self) -> dict[str, str]:
+        """Environment for the stack's own clients of the gateway: trust its certificate."""
+        return {"SSL_CERT_FILE": str(self.tls_cert_file)} if self.tls else {}
 
     @property
     def server_url(self) -> str:

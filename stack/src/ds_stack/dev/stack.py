@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import ssl
 import time
 from typing import TYPE_CHECKING, Protocol
 
@@ -90,6 +91,7 @@ class Stack:
                 # The session viewer at /ui/ offers it (ds_proxy.dev_token).
                 offer_dev_token=True,
                 balance=config.balance,
+                local_tls_dir=config.tls_dir if config.tls else None,
             )
         )
         # ds-sync and the heartbeat need tokens: their specs are made once minted.
@@ -162,7 +164,15 @@ class Stack:
 
     def _create_bucket(self, bucket: str) -> None:
         """Create ``bucket`` through the gateway unless it exists (409)."""
-        connection = http.client.HTTPConnection(LOOPBACK, self.config.gateway_port, timeout=10)
+        config = self.config
+        connection: http.client.HTTPConnection
+        if config.tls:
+            trusted = ssl.create_default_context(cafile=config.tls_cert_file)
+            connection = http.client.HTTPSConnection(
+                LOOPBACK, config.gateway_port, timeout=10, context=trusted
+            )
+        else:
+            connection = http.client.HTTPConnection(LOOPBACK, config.gateway_port, timeout=10)
         try:
             headers = {"Authorization": f"Bearer {self.tokens['user']}"}
             connection.request("PUT", f"/ds/{bucket}", headers=headers)
@@ -186,7 +196,7 @@ class Stack:
 
     def _sync_spec(self) -> ProcessSpec:
         config = self.config
-        env = dict(config.sync_env)
+        env = {**config.trust_env(), **config.sync_env}
         if config.electric_url:
             env["ELECTRIC_URL"] = config.electric_url
         return components.ds_sync(
@@ -206,6 +216,7 @@ class Stack:
             token=self.tokens["heartbeat"],
             interval_secs=config.heartbeat_secs,
             log_path=config.logs_dir / "heartbeat.log",
+            env=config.trust_env(),
         )
 
     def _snapshots_spec(self) -> ProcessSpec:
@@ -216,6 +227,7 @@ class Stack:
             token=self.tokens["sync"],
             every_secs=config.snapshot_secs,
             log_path=config.logs_dir / "snapshots.log",
+            env=config.trust_env(),
         )
 
     def processes(self) -> dict[str, Process]:

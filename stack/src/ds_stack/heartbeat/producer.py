@@ -16,7 +16,9 @@ restarting) is logged and the next one tries again.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -74,7 +76,9 @@ class Heartbeat:
         headers = {"Content-Type": JSON}
         if settings.token is not None:
             headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
-        self.http = httpx.Client(headers=headers, timeout=_REQUEST_SECS, trust_env=False)
+        self.http = httpx.Client(
+            headers=headers, timeout=_REQUEST_SECS, trust_env=False, verify=_trusted()
+        )
         self.producer_id = f"heartbeat-{socket.gethostname()}"
         # A new epoch per run (the server fences older ones); seq counts from 0 in it.
         self.epoch = int(time.time())
@@ -147,6 +151,12 @@ class Heartbeat:
 
 class HeartbeatError(RuntimeError):
     """The server refused a request."""
+
+
+def _trusted() -> ssl.SSLContext | bool:
+    """Certificates to trust: ``SSL_CERT_FILE`` when set (a local gateway's, ``make dev TLS=1``)."""
+    cafile = os.environ.get("SSL_CERT_FILE")
+    return ssl.create_default_context(cafile=cafile) if cafile else True
 
 
 def _describe(response: httpx.Response) -> str:

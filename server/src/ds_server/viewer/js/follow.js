@@ -11,6 +11,7 @@
 // doubles nothing: the next one starts from the previous control offset.
 
 import { ApiError, reasonOf, send } from "./api.js";
+import { claimsOf } from "./token.js";
 
 const MAX_BACKOFF_MS = 8000;
 
@@ -103,6 +104,15 @@ export class Follower {
 
   // EventSource hides why it was refused: ask again with a plain request.
   async _diagnose() {
+    // The server refuses live reads once the token's exp has passed, while the
+    // gateway still lets other requests through for its clock skew.
+    const exp = claimsOf(this.token)?.exp;
+    if (typeof exp === "number" && exp <= Date.now() / 1000) {
+      this.stop();
+      this.handlers.onState("stopped");
+      this.handlers.onFatal(new ApiError(401, "the token has expired"));
+      return;
+    }
     let status = 0;
     let reason = "";
     try {

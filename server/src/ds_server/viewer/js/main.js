@@ -1,4 +1,5 @@
-// The session viewer: a token, a bucket's sessions, one session live.
+// The session viewer: a token, a bucket's sessions, one session live, and
+// any number of others followed at once in the Watching list (watch.js).
 // The URL's fragment (#/{bucket}/{session}) names what is open, so a reload
 // opens it again: from a fresh bootstrap, so nothing is shown twice.
 
@@ -16,12 +17,17 @@ import { Producer } from "./producer.js";
 import { View } from "./render.js";
 import { SessionState } from "./session-state.js";
 import { claimsOf, fetchDevToken, storedToken, storeToken } from "./token.js";
+import { Watchlist } from "./watch.js";
 
 const DEFAULT_BUCKET = "sessions";
 const TYPING_IDLE_MS = 5000;
 
 const view = new View();
 const producer = new Producer();
+const watchlist = new Watchlist((entries) => {
+  view.watching(entries);
+  view.watchButtons(isWatched);
+});
 const app = {
   token: storedToken(),
   claims: null,
@@ -35,6 +41,10 @@ const app = {
 
 function byId(id) {
   return document.getElementById(id);
+}
+
+function isWatched(bucket, session) {
+  return watchlist.has(bucket, session);
 }
 
 function self() {
@@ -83,7 +93,7 @@ async function listSessions(bucket, more) {
     const response = await call("GET", dsPath(bucket, undefined, `/streams?${query}`), app.token);
     const listing = await response.json();
     app.listCursor = listing.next_cursor;
-    view.sessions(bucket, listing.streams, listing.has_more, more);
+    view.sessions(bucket, listing.streams, listing.has_more, more, isWatched);
   } catch (error) {
     fail(error);
   }
@@ -239,6 +249,11 @@ function wire() {
     listSessions(byId("bucket").value.trim() || DEFAULT_BUCKET, false);
   });
   byId("more-sessions").addEventListener("click", () => listSessions(app.bucket, true));
+  byId("sessions").addEventListener("click", (event) => {
+    const button = event.target.closest("button.watch");
+    if (button === null || app.token === "") return;
+    watchlist.toggle(button.dataset.bucket, button.dataset.watch, app.token);
+  });
   byId("new-session-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const session = byId("new-session").value.trim();
@@ -271,6 +286,7 @@ function wire() {
   });
   window.addEventListener("pagehide", () => {
     if (app.open !== null) leave(app.open);
+    watchlist.pause();
   });
   document.addEventListener("visibilitychange", () => {
     // Timers of hidden pages are throttled: say we are here as soon as we are seen again.
@@ -280,8 +296,10 @@ function wire() {
     }
   });
   window.addEventListener("pageshow", (event) => {
-    // Back from the back/forward cache: pagehide stopped the live read.
-    if (event.persisted && app.open !== null) openSession(app.open.bucket, app.open.session);
+    // Back from the back/forward cache: pagehide stopped the live reads.
+    if (!event.persisted) return;
+    if (app.open !== null) openSession(app.open.bucket, app.open.session);
+    watchlist.resume();
   });
 }
 

@@ -74,11 +74,32 @@ function updateMessage(node, message, reactions) {
   );
 }
 
+function createWatched() {
+  const item = element("li", "watched");
+  const head = element("div", "watched-head");
+  head.append(element("span", "name"), element("span", "state"));
+  item.append(head, element("div", "last"), element("div", "detail"));
+  return item;
+}
+
+function updateWatched(node, entry) {
+  node.dataset.session = entry.key;
+  node.dataset.state = entry.connection;
+  node.dataset.count = String(entry.count);
+  node.querySelector(".name").textContent = entry.session;
+  node.querySelector(".state").textContent = entry.connection;
+  const last = node.querySelector(".last");
+  if (last.textContent !== entry.last) last.textContent = entry.last;
+  const count = `${entry.count} message${entry.count === 1 ? "" : "s"}`;
+  node.querySelector(".detail").textContent = entry.problem || `${count}, offset ${entry.offset}`;
+}
+
 export class View {
   constructor() {
     this.messageNodes = new Map();
     this.presenceNodes = new Map();
     this.sessionNodes = new Map();
+    this.watchedNodes = new Map();
   }
 
   notice(text, kind = "error") {
@@ -100,7 +121,7 @@ export class View {
     who.textContent = `Signed in as ${claims.sub ?? "(no sub)"}${expires}`;
   }
 
-  sessions(bucket, rows, hasMore, append) {
+  sessions(bucket, rows, hasMore, append, watched) {
     const list = byId("sessions");
     if (!append) {
       list.replaceChildren();
@@ -111,12 +132,36 @@ export class View {
       const link = element("a", "session-link", row.stream_id);
       link.href = `#/${encodeURIComponent(bucket)}/${encodeURIComponent(row.stream_id)}`;
       link.dataset.session = row.stream_id;
+      const watch = element("button", "watch", "☆");
+      watch.type = "button";
+      watch.title = "Follow this session in the Watching list too";
+      watch.dataset.bucket = bucket;
+      watch.dataset.watch = row.stream_id;
+      watch.setAttribute("aria-pressed", String(watched(bucket, row.stream_id)));
       const detail = `${row.content_type}, ${row.tail_offset} bytes`;
-      item.append(link, element("span", "detail", detail));
+      const line = element("div", "session-line");
+      line.append(link, watch);
+      item.append(line, element("span", "detail", detail));
       list.append(item);
     }
     byId("more-sessions").hidden = !hasMore;
     byId("sessions-empty").hidden = list.childElementCount > 0;
+  }
+
+  /** The watch buttons' state, after the list of watched sessions changed. */
+  watchButtons(watched) {
+    for (const button of byId("sessions").querySelectorAll("button.watch")) {
+      const pressed = watched(button.dataset.bucket, button.dataset.watch);
+      button.setAttribute("aria-pressed", String(pressed));
+      button.textContent = pressed ? "★" : "☆";
+    }
+  }
+
+  watching(entries) {
+    reconcile(byId("watching"), this.watchedNodes, entries, createWatched, updateWatched);
+    byId("watching-empty").hidden = entries.length > 0;
+    const live = entries.filter((entry) => entry.connection === "live").length;
+    byId("watching-count").textContent = entries.length ? `${live} of ${entries.length} live` : "";
   }
 
   openSession(bucket, session) {
