@@ -37,6 +37,7 @@ _MAKE_VARIABLES = re.compile(r"\b([A-Z][A-Z0-9_]*)=")
 _PORT = re.compile(r"(?:127\.0\.0\.1|localhost|0\.0\.0\.0|\blocalhost):(\d{2,5})\b")
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 _PATH = re.compile(r"(?<![\w./$~-])((?:\.?[\w-]+/)+[\w.-]*[\w-])")
+_TEST = re.compile(r"\b(test_[a-z0-9_]+)\b")
 _MODULE = re.compile(r"\b((?:ds_[a-z]+|durable_sessions)(?:\.[a-z_][a-z0-9_]*)+)\b")
 
 
@@ -91,6 +92,9 @@ def claims(page: str, markdown: str) -> Iterator[Claim]:
                 yield claim("path", path)
         for module in _MODULE.findall(code):
             yield claim("module", module)
+        for test in _TEST.findall(code):
+            if not test.endswith("_"):
+                yield claim("test", test)
 
 
 # What may stand before a command on a line of shell.
@@ -171,6 +175,18 @@ def tree_paths() -> frozenset[str]:
 
 
 @cache
+def test_names() -> frozenset[str]:
+    """Every test function and test module name of the repository."""
+    names: set[str] = set()
+    for path in ROOT.rglob("test_*.py"):
+        if SKIPPED_DIRS.intersection(path.relative_to(ROOT).parts):
+            continue
+        names.add(path.stem)
+        names.update(re.findall(r"def (test_\w+)", path.read_text(encoding="utf-8")))
+    return frozenset(names)
+
+
+@cache
 def make_targets() -> frozenset[str]:
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     return frozenset(re.findall(r"^([a-zA-Z0-9_-]+):", text, flags=re.MULTILINE))
@@ -204,6 +220,8 @@ def holds(claim: Claim, settings: frozenset[str]) -> bool:
         return _path_exists(text)
     if claim.kind == "module":
         return _module_exists(text)
+    if claim.kind == "test":
+        return text in test_names()
     raise ValueError(claim.kind)
 
 

@@ -41,7 +41,7 @@ def test_what_the_docs_name_exists() -> None:
 def test_the_checks_see_a_real_number_of_claims() -> None:
     # Guards the extraction itself: a broken pattern would find nothing to check.
     kinds = {claim.kind for claim in every_claim()}
-    assert {"setting", "make target", "port", "flag", "path", "module"} <= kinds
+    assert {"setting", "make target", "port", "flag", "path", "module", "test"} <= kinds
 
 
 @pytest.mark.parametrize(
