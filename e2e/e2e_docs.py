@@ -10,10 +10,12 @@ default is replaced by the stack's port before a block runs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -24,11 +26,14 @@ from typing import TYPE_CHECKING
 import psycopg
 from doc_blocks import ROOT, Block, page_blocks, runs_here
 from ds_stack.dev import config as defaults
+from ds_stack.ports import free_port
 
 if TYPE_CHECKING:
     from ds_stack.dev import StackConfig
 
 NODE_DIR = ROOT / "tests" / "node"
+# `make example-chat`'s port (EXAMPLE_PORT in the Makefile), moved to a free one.
+EXAMPLE_PORT = 3000
 BLOCK_TIMEOUT_SECS = 300.0
 # A status line of `curl -i` that says a request failed.
 _FAILED_STATUS = re.compile(r"^HTTP/[\d.]+ [45]\d\d", re.MULTILINE)
@@ -44,9 +49,10 @@ def reader_checkout(stack_state: Path, where: Path) -> Path:
     return where
 
 
-def with_stack_ports(code: str, config: StackConfig) -> str:
+def with_stack_ports(code: str, config: StackConfig, example_port: int) -> str:
     """The block with each of the reference stack's ports replaced by the running stack's."""
     ports = {
+        EXAMPLE_PORT: example_port,
         defaults.GATEWAY_PORT: config.gateway_port,
         defaults.SERVER_PORT: config.server_port,
         defaults.ADMIN_PORT: config.admin_port,
@@ -64,7 +70,7 @@ def with_stack_ports(code: str, config: StackConfig) -> str:
 class Shell:
     """One bash for a page: its blocks run in it in order, so variables carry over."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
         self.cwd = cwd
         self.env_file = cwd.parent / f"env-{uuid.uuid4().hex}"
         self._process = subprocess.Popen(
@@ -74,7 +80,10 @@ class Shell:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env={k: v for k, v in os.environ.items() if not k.startswith(("DS_", "POSTGRES_"))},
+            env={
+                **{k: v for k, v in os.environ.items() if not k.startswith(("DS_", "POSTGRES_"))},
+                **env,
+            },
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -111,6 +120,8 @@ class Shell:
 
     def environment(self) -> dict[str, str]:
         """The shell's exported variables after its last block."""
+        if not self.env_file.exists():
+            return {}  # no block has run yet
         text = self.env_file.read_text(encoding="utf-8")
         return dict(item.split("=", 1) for item in text.split("\0") if "=" in item)
 
@@ -159,11 +170,13 @@ class PageRun:
         self.scratch = scratch
         self.ran: dict[str, int] = {}
         self.outputs: list[tuple[Block, str]] = []
+        self.example_port = free_port()
+        self._background: list[int] = []
 
     def run(self) -> dict[str, object]:
         """Run the page; its Python namespace (for the test to check what the page says)."""
         checkout = reader_checkout(self.config.state, self.scratch / "checkout")
-        shell = Shell(checkout)
+        shell = Shell(checkout, {"EXAMPLE_PORT": str(self.example_port)})
         namespace: dict[str, object] = {"__name__": f"docs:{self.page}"}
         saved = dict(os.environ)
         here = Path.cwd()
@@ -173,6 +186,9 @@ class PageRun:
                     self._run_block(block, shell, namespace, checkout)
                     self.ran[block.language] = self.ran.get(block.language, 0) + 1
         finally:
+            for group in self._background:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(group, signal.SIGTERM)
             shell.close()
             os.chdir(here)
             os.environ.clear()
@@ -183,8 +199,15 @@ class PageRun:
         self, block: Block, shell: Shell, namespace: dict[str, object], checkout: Path
     ) -> None:
         where = f"docs/{block}"
-        code = with_stack_ports(block.code, self.config)
-        if block.language == "bash":
+        code = with_stack_ports(block.code, self.config, self.example_port)
+        if block.in_background:
+            # A server until Ctrl-C: in its own process group, stopped after the page.
+            log = self.scratch / f"background-{block.line}.log"
+            script = self.scratch / f"background-{block.line}.sh"
+            script.write_text(code, encoding="utf-8")
+            output = shell.run(f"setsid bash {script} > {log} 2>&1 < /dev/null &\necho $!", where)
+            self._background.append(int(output.split()[-1]))
+        elif block.language == "bash":
             output = shell.run(code, where)
             failed = _FAILED_STATUS.search(output)
             assert failed is None, f"{where}: a request failed ({failed.group(0)}):\n{output}"

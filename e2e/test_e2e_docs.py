@@ -48,6 +48,13 @@ def test_the_page_runs(page: str, e2e: E2E, tmp_path: Path) -> None:
     print(f"docs/{page}: ran {run.ran or 'nothing here'}")
     if page == "quickstart.md":
         check_the_quickstart(e2e, run, tmp_path)
+    if page == "build/history-and-analytics.md":
+        # What the page says `make analytics` computed for its session.
+        (figures,) = e2e.sql(
+            "SELECT events, participants, user_messages, assistant_messages, chunks, reactions"
+            " FROM session_analytics WHERE session = 'sessions/history-demo'"
+        )
+        assert figures == (9, 1, 2, 1, 3, 1)
 
 
 def check_the_quickstart(e2e: E2E, run: PageRun, tmp_path: Path) -> None:

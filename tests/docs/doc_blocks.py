@@ -16,7 +16,9 @@ page order, against the stack ``make dev`` starts):
 
 A comment on the line before a block changes that: ``<!-- docs-runner:
 the stack -->`` marks ``make dev`` itself (the suite's stack stands for
-it; ``stack/tests/test_dev.py`` runs the command), and ``<!-- docs-runner:
+it; ``stack/tests/test_dev.py`` runs the command), ``<!-- docs-runner:
+background -->`` a command that serves until Ctrl-C (it runs in the
+background until the page's last block has run), and ``<!-- docs-runner:
 not run: REASON -->`` a block that cannot run here (each one is listed in
 ``NOT_RUN``, so a new one is a decision, not an accident).
 """
@@ -46,6 +48,7 @@ PYTHON_RUN_BY = {
 NOT_RUN = frozenset(
     {
         ("sessions.md", "// Served from the gateway's origin (or allow yours in DS_HTTP__CORS_ORIGINS)."),
+        ("build/ai-chat.md", 'import { useChat } from "@ai-sdk/react"'),
         ("sdk.md", "pip install ./client        # durable-sessions, with durable-streams, httpx, httpx-sse, msgspec"),
     }
 )
@@ -71,6 +74,10 @@ class Block:
     @property
     def is_stack(self) -> bool:
         return self.directive == "the stack"
+
+    @property
+    def in_background(self) -> bool:
+        return self.directive == "background"
 
     @property
     def not_run_reason(self) -> str | None:

@@ -28,7 +28,11 @@ def test_the_taught_pages_are_the_first_two_sections() -> None:
 
 
 def test_every_block_has_a_language_the_runner_knows() -> None:
-    unknown = [str(block) for block in every_block() if block.language not in LANGUAGES]
+    unknown = [
+        str(block)
+        for block in every_block()
+        if block.language not in LANGUAGES and block.not_run_reason is None
+    ]
     assert unknown == [], "give each block a language: " + ", ".join(sorted(LANGUAGES))
 
 
