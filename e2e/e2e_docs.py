@@ -111,7 +111,8 @@ class Shell:
             try:
                 line = self._lines.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
-                raise AssertionError(f"{where} ran {BLOCK_TIMEOUT_SECS:.0f} s:\n{''.join(output)}")
+                ran = "".join(output)
+                raise AssertionError(f"{where} ran {BLOCK_TIMEOUT_SECS:.0f} s:\n{ran}") from None
             if line is None:
                 raise AssertionError(f"{where} failed (the shell exited):\n{''.join(output)}")
             if line.strip() == marker:

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from e2e_docs import PageRun
-
 from doc_blocks import taught_pages
+from e2e_docs import PageRun
 
 if TYPE_CHECKING:
     from e2e_stack import E2E
@@ -65,10 +64,13 @@ def check_the_quickstart(e2e: E2E, run: PageRun, tmp_path: Path) -> None:
         *[("chunk", "append")] * 3,
         ("message", "update"),
     ]
-    assert rows[0][3] == "hi" and rows[-1][3] == "Hello alice! This reply arrived in pieces."
+    assert rows[0][3] == "hi"
+    assert rows[-1][3] == "Hello alice! This reply arrived in pieces."
     outputs = "".join(output for _block, output in run.outputs)
-    assert "HTTP/1.1 201 Created" in outputs and "HTTP/1.1 204 No Content" in outputs
-    assert "event: data" in outputs and "streamNextOffset" in outputs
+    assert "HTTP/1.1 201 Created" in outputs
+    assert "HTTP/1.1 204 No Content" in outputs
+    assert "event: data" in outputs
+    assert "streamNextOffset" in outputs
     shot = Path(SCREENSHOT) if SCREENSHOT else tmp_path / "viewer.png"
     if SCREENSHOT:
         # The viewer, opened as the page says, showing what the steps wrote.

@@ -38,9 +38,7 @@ def help_text(command: str) -> str:
 
 def render(page: str) -> str:
     """The page with every help block made current."""
-    return _BLOCK.sub(
-        lambda m: f"{m.group(1)}```text\n{help_text(m.group('command'))}```\n", page
-    )
+    return _BLOCK.sub(lambda m: f"{m.group(1)}```text\n{help_text(m.group('command'))}```\n", page)
 
 
 def commands(page: str) -> list[str]:

@@ -46,7 +46,8 @@ def containers() -> list[tuple[dict[str, Any], dict[str, Any]]]:
 def test_every_component_has_a_manifest() -> None:
     assert {c["name"] for _, c in containers()} == set(COMPONENTS)
     for doc in documents():
-        assert doc["apiVersion"] in {"v1", "apps/v1"} and doc["metadata"]["name"]
+        assert doc["apiVersion"] in {"v1", "apps/v1"}
+        assert doc["metadata"]["name"]
 
 
 @pytest.mark.parametrize("name", sorted(COMPONENTS))
@@ -84,9 +85,16 @@ def test_services_and_probes_name_declared_ports() -> None:
 
 def test_ds_server_is_one_replica_on_a_persistent_volume() -> None:
     (server,) = [w for w, c in containers() if c["name"] == "ds-server"]
-    assert server["kind"] == "StatefulSet" and server["spec"]["replicas"] == 1
+    assert server["kind"] == "StatefulSet"
+    assert server["spec"]["replicas"] == 1
     mounts = server["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
     claims = [t["metadata"]["name"] for t in server["spec"]["volumeClaimTemplates"]]
-    env = {e["name"]: e.get("value") for e in server["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert any(m["name"] in claims and env["DS_STORAGE__DATA_DIR"].startswith(m["mountPath"]) for m in mounts)
+    env = {
+        e["name"]: e.get("value")
+        for e in server["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert any(
+        m["name"] in claims and env["DS_STORAGE__DATA_DIR"].startswith(m["mountPath"])
+        for m in mounts
+    )
     assert env["DS_AUTH__MODE"] == "gateway"

@@ -47,9 +47,15 @@ PYTHON_RUN_BY = {
 # (page, first line of the block): the blocks no test runs, each with its reason on the page.
 NOT_RUN = frozenset(
     {
-        ("sessions.md", "// Served from the gateway's origin (or allow yours in DS_HTTP__CORS_ORIGINS)."),
+        (
+            "sessions.md",
+            "// Served from the gateway's origin (or allow yours in DS_HTTP__CORS_ORIGINS).",
+        ),
         ("build/ai-chat.md", 'import { useChat } from "@ai-sdk/react"'),
-        ("sdk.md", "pip install ./client        # durable-sessions, with durable-streams, httpx, httpx-sse, msgspec"),
+        (
+            "sdk.md",
+            "pip install ./client        # durable-sessions, with durable-streams, httpx, httpx-sse, msgspec",  # noqa: E501
+        ),
     }
 )
 

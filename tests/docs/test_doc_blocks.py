@@ -1,4 +1,7 @@
-"""Every code block of Get started and Build is accounted for: run, shown as output, or a listed exception."""
+"""Every code block of Get started and Build is accounted for.
+
+Each is run, shown as output, or a listed exception with its reason.
+"""
 
 from __future__ import annotations
 
@@ -77,5 +80,6 @@ def test_blocks_are_read_with_their_directive() -> None:
         ("python", "x = 1\n", None, 8),
         ("js", "f()\n", "not run: a browser page", 13),
     ]
-    assert found[0].is_stack and found[2].not_run_reason == "a browser page"
+    assert found[0].is_stack
+    assert found[2].not_run_reason == "a browser page"
     assert [runs_here(b) for b in found] == [False, True, False]

@@ -213,7 +213,7 @@ def _port_message(taken: PortInUse, config: StackConfig) -> str:
 
 
 def description(config: StackConfig, stack: Stack) -> dict[str, object]:
-    """What ``stack.json`` says of a running stack: ``ds-dev env``, ``psql`` and ``spark`` read it."""
+    """What ``stack.json`` says of a running stack (``ds-dev env``, ``psql``, ``spark`` read it)."""
     return {
         "gateway_url": config.gateway_url,
         "server_url": config.server_url,
