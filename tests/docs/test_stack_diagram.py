@@ -30,7 +30,8 @@ def test_every_port_the_diagram_names_is_a_port_of_the_stack() -> None:
         config.SERVER_METRICS_PORT,
         ELECTRIC_PORT,
     }
-    assert ports and ports <= known
+    assert ports
+    assert ports <= known
     # Every listener of the stack is drawn.
     assert known <= ports
 
