@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 # Debian's own (15/main, port 5432); nothing here uses it or minds it.
 POSTGRES15_BIN := /usr/lib/postgresql/15/bin
 
-.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot extensions fuzz conformance conformance-compiled wheel docs config-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot quickstart-shot extensions fuzz conformance conformance-compiled wheel docs config-reference cli-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -179,6 +179,10 @@ viewer-shot: $(VENV)/.synced $(CHROMIUM) ## Refresh docs/img/viewer.png from a l
 	DS_VIEWER_SCREENSHOT=docs/img/viewer.png $(VENV)/bin/pytest -q \
 		proxy/tests/browser/test_viewer_live.py -k test_two_users_see_each_other_live
 
+quickstart-shot: $(VENV)/.synced $(CHROMIUM) ## Refresh docs/img/quickstart-viewer.png: the quickstart's steps run on a stack, then the viewer shows their session
+	DS_QUICKSTART_SCREENSHOT=docs/img/quickstart-viewer.png $(VENV)/bin/pytest -q \
+		e2e/test_e2e_docs.py -k quickstart
+
 extensions: $(VENV)/.synced ## The /ds extension suite against a real ds-server, every backend
 	$(VENV)/bin/pytest -q server/tests/extensions
 
@@ -222,12 +226,16 @@ unit-compiled: $(VENV)/.synced $(COMPILED)/.built ## pytest: the whole server su
 conformance-compiled: setup $(COMPILED)/.built ## The conformance suite against the compiled ds-server, per backend
 	PYTHONPATH=$(COMPILED) $(PY) server/tests/conformance/run.py --compiled $(CONFORMANCE_BACKENDS)
 
-docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict); fails if docs/configuration.md is stale
+docs: $(VENV)/.synced ## Build the documentation site (mkdocs --strict); fails if docs/configuration.md or docs/reference/cli.md is stale
 	$(PY) tools/config_reference.py --check
+	$(PY) tools/cli_reference.py --check
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
 config-reference: $(VENV)/.synced ## Regenerate the settings tables of docs/configuration.md from the settings classes
 	$(PY) tools/config_reference.py --write
+
+cli-reference: $(VENV)/.synced ## Regenerate docs/reference/cli.md from every command's --help
+	$(PY) tools/cli_reference.py --write
 
 # Debian's docker-compose (1.29) validates the file without a Docker engine.
 COMPOSE_PROFILES_ALL := --profile sync --profile dev --profile spark

@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The docs' block reader (tests/docs/doc_blocks.py), for the docs runner.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "docs"))
 
 from ds_stack.dev import Stack
+from ds_stack.dev.cli import description
+from ds_stack.dev.lock import StateLock
 from e2e_stack import E2E, stack_config
 
 if TYPE_CHECKING:
@@ -53,12 +57,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def e2e() -> Iterator[E2E]:
-    """The whole stack, running, for the session."""
+    """The whole stack, running, for the session.
+
+    It describes itself in its state directory as `make dev` does, so that
+    `ds-dev env`, `ds-dev psql` and `make analytics` reach it (the docs' commands).
+    """
     config = stack_config()
     stack = Stack(config)
+    lock = StateLock(config.state)
     try:
+        lock.acquire()
         stack.start()
+        lock.publish(description(config, stack))
         yield E2E(stack)
     finally:
         stack.stop()
+        lock.release()
         shutil.rmtree(config.state, ignore_errors=True)

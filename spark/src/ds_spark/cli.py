@@ -1,6 +1,7 @@
 """``ds-spark``: session analytics and snapshots on Spark.
 
-``ds-spark analytics`` computes sessions.md §5 into Parquet, an HTML report
+``ds-spark analytics`` computes the session analytics (the session contract's
+§5, docs/reference/session-contract.md) into Parquet, an HTML report
 and Postgres; ``ds-spark snapshots`` folds sessions per §6 and publishes
 their snapshots. Failures end with one line saying what went wrong.
 """
@@ -26,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--master", help="Spark master (default: DS_SPARK__MASTER or local[*])")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     commands = parser.add_subparsers(dest="command", required=True)
-    analytics = commands.add_parser("analytics", help="session analytics (sessions.md §5)")
+    analytics = commands.add_parser("analytics", help="session analytics (session contract §5)")
     analytics.add_argument(
         "--source",
         choices=["postgres", "streams"],
@@ -45,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     snapshots = commands.add_parser(
         "snapshots",
-        help="fold each session (sessions.md §6) and publish its snapshot at ds-sync's "
+        help="fold each session (session contract §6) and publish its snapshot at ds-sync's "
         "checkpoint, then verify it against session_events",
     )
     snapshots.add_argument(

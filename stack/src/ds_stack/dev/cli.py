@@ -160,7 +160,7 @@ def run(config: StackConfig) -> int:
     status = 0
     try:
         stack.start(_Printer(config))
-        lock.publish(_description(config, stack))
+        lock.publish(description(config, stack))
         reset = "dev-cluster-reset" if config.clustered else "dev-reset"
         banner.say(
             f"ready in {time.monotonic() - stack.started_at:.1f} s "
@@ -212,7 +212,8 @@ def _port_message(taken: PortInUse, config: StackConfig) -> str:
     return f"{taken}; is another `make dev` running? Stop it{other}"
 
 
-def _description(config: StackConfig, stack: Stack) -> dict[str, object]:
+def description(config: StackConfig, stack: Stack) -> dict[str, object]:
+    """What ``stack.json`` says of a running stack (``ds-dev env``, ``psql``, ``spark`` read it)."""
     return {
         "gateway_url": config.gateway_url,
         "server_url": config.server_url,
