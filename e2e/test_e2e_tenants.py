@@ -89,7 +89,9 @@ async def test_a_token_expiring_during_an_sse_session(e2e: E2E) -> None:
                     with e2e.client() as admin:
                         append(admin, f"/ds/{bucket}/room", message("msg:2", "user", "two"))
         assert time.time() >= exp
-        assert seen == ["one", "two"]
+        # On a loaded machine the token may run out before "two" is delivered; then the
+        # fresh token below must bring it: nothing is lost either way.
+        assert seen in (["one"], ["one", "two"])
 
         with e2e.client() as admin:
             append(admin, f"/ds/{bucket}/room", message("msg:3", "user", "three"))
@@ -99,5 +101,6 @@ async def test_a_token_expiring_during_an_sse_session(e2e: E2E) -> None:
 
     fresh = e2e.token("viewer", read=bucket, write=bucket)
     reader = Reader(url, {"Authorization": f"Bearer {fresh}"}, offset=saved)
-    await reader.read_until(lambda got: len(got) >= 1)
-    assert [m["value"]["text"] for m in reader.messages] == ["three"]
+    rest = ["one", "two", "three"][len(seen) :]
+    await reader.read_until(lambda got: len(got) >= len(rest))
+    assert [m["value"]["text"] for m in reader.messages] == rest

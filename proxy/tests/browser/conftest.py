@@ -48,18 +48,20 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def open_viewer(
-    browser: Browser, viewer_stack: ViewerStack
-) -> Iterator[Callable[[str | None], ViewerPage]]:
-    """Open the viewer as a new user (its own browser context), optionally at a #fragment.
+def open_viewer(browser: Browser, viewer_stack: ViewerStack) -> Iterator[Callable[..., ViewerPage]]:
+    """Open the viewer as a new user (its own browser context), optionally at a #fragment,
+    optionally with the page's clock under the test's control (``clock=True``).
 
     Every page fails its test on a script error or a CSP violation.
     """
     pages: list[ViewerPage] = []
 
-    def open_page(fragment: str | None = None) -> ViewerPage:
+    def open_page(fragment: str | None = None, *, clock: bool = False) -> ViewerPage:
         context = browser.new_context(viewport={"width": 1180, "height": 760})
-        page = ViewerPage(context.new_page(), viewer_stack.url)
+        raw = context.new_page()
+        if clock:
+            raw.clock.install()
+        page = ViewerPage(raw, viewer_stack.url)
         page.goto(fragment)
         pages.append(page)
         return page
