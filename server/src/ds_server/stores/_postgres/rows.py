@@ -171,6 +171,19 @@ async def load_buckets(conn: psycopg.AsyncConnection[Any]) -> list[tuple[str, fl
     return [(bucket_id, created_at) for bucket_id, created_at in await cursor.fetchall()]
 
 
+async def load_usage(
+    conn: psycopg.AsyncConnection[Any], bucket: str | None
+) -> list[tuple[str, int, int]]:
+    """Stored bucket totals ``(bucket, bytes, streams)``: of ``bucket``, or of every one."""
+    if bucket is None:
+        cursor = await conn.execute("SELECT bucket, bytes, streams FROM bucket_usage")
+    else:
+        cursor = await conn.execute(
+            "SELECT bucket, bytes, streams FROM bucket_usage WHERE bucket = %s", (bucket,)
+        )
+    return [(name, int(size), int(streams)) for name, size, streams in await cursor.fetchall()]
+
+
 async def load_snapshot(
     conn: psycopg.AsyncConnection[Any], stream_id: str, offset: int
 ) -> bytes | None:
