@@ -183,8 +183,8 @@ class QuotasSection(BaseModel):
             if not name or "/" in name or name.startswith("__"):
                 raise PydanticCustomError(
                     "bucket_name",
-                    "{name!r} is not a bucket (a path's first segment, not starting with __)",
-                    {"name": name},
+                    "{name} is not a bucket (a path's first segment, not starting with __)",
+                    {"name": repr(name)},
                 )
         return buckets
 
