@@ -67,7 +67,13 @@ class Seen:
 class GatewayStack:
     """Start both processes; ``url`` is Envoy's; ``seen()`` reads the server's record."""
 
-    def __init__(self, workdir: Path, server_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        server_env: dict[str, str] | None = None,
+        *,
+        clock_skew_secs: int | None = None,
+    ) -> None:
         self.listen_port = free_port()
         self.server_port = free_port()
         self.admin_port = free_port()
@@ -99,6 +105,7 @@ class GatewayStack:
                 admin_port=self.admin_port,
                 config_path=workdir / "envoy.yaml",
                 log_path=workdir / "envoy.log",
+                clock_skew_secs=clock_skew_secs,
             )
         )
 

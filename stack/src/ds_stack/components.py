@@ -71,11 +71,13 @@ def gateway(
     log_level: str = "warn",
     offer_dev_token: bool = False,
     balance: str = "MAGLEV",
+    clock_skew_secs: int | None = None,
 ) -> ProcessSpec:
     """Envoy with the committed development config on these ports (rendered to ``config_path``).
 
     Ready when its admin ``/ready`` answers 200; both ports must be free first.
     ``offer_dev_token``: Envoy answers the session viewer's dev token (a dev stack).
+    ``clock_skew_secs``: the allowance for a token's ``exp``/``nbf`` (default the config's).
     """
     argv = (
         sys.executable,
@@ -89,6 +91,7 @@ def gateway(
         *("--concurrency", str(concurrency)),
         *("--log-level", log_level),
         *(("--offer-dev-token",) if offer_dev_token else ()),
+        *(("--clock-skew-secs", str(clock_skew_secs)) if clock_skew_secs is not None else ()),
     )
     return ProcessSpec(
         name="envoy",
@@ -137,14 +140,19 @@ def heartbeat(
     token: str | None,
     interval_secs: float,
     log_path: Path,
+    token_file: Path | None = None,
 ) -> ProcessSpec:
-    """The heartbeat producer; ready once its first tick is written (it has no port)."""
+    """The heartbeat producer; ready once its first tick is written (it has no port).
+
+    ``token_file`` instead of ``token``: read again whenever it changes.
+    """
     child_env = {
         **os.environ,
         "DS_SERVER_URL": server_url,
         "POSTGRES_URL": postgres_url,
         "DS_HEARTBEAT__INTERVAL_SECS": str(interval_secs),
         **({"DS_HEARTBEAT__TOKEN": token} if token else {}),
+        **({"DS_HEARTBEAT__TOKEN_FILE": str(token_file)} if token_file else {}),
     }
     return ProcessSpec(
         name="heartbeat",
