@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from ds_server.stores.errors import PayloadTooLarge, QuotaExceeded
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
 
     from ds_server.settings import QuotasSection, Settings
     from ds_server.stores._rules import StreamState
@@ -51,7 +51,8 @@ class QuotaPolicy:
     """Every bucket's quota: ``default``, unless ``buckets`` names the bucket."""
 
     default: Quota = Quota()
-    buckets: Mapping[str, Quota] = field(default_factory=dict)
+    # A builtin type: the compiled build resolves dataclass annotations at import.
+    buckets: dict[str, Quota] = field(default_factory=dict)
 
     def quota_of(self, bucket: str) -> Quota:
         return self.buckets.get(bucket, self.default)
