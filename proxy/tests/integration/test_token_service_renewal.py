@@ -10,15 +10,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from datetime import datetime
 from typing import TYPE_CHECKING
 
-import httpx
-import psycopg
 from ds_proxy.token_service import expiry
-from ds_stack import components
 from ds_stack.launcher import Process, ProcessSpec
-from token_files import SKEW_SECS, strict_gateway
+from token_files import SKEW_SECS, event_times, heartbeat_reading, strict_gateway
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,8 +39,6 @@ def _service_argv(directory: Path, *extra: str) -> list[str]:
 def test_renewed_tokens_keep_a_service_running_for_many_lifetimes(
     tmp_path: Path, postgres_db: str
 ) -> None:
-    with psycopg.connect(postgres_db, autocommit=True) as db:
-        db.execute("CREATE TABLE items (id bigserial PRIMARY KEY, title text, body text)")
     directory = tmp_path / "tokens"
     service = Process(
         ProcessSpec(
@@ -55,17 +49,15 @@ def test_renewed_tokens_keep_a_service_running_for_many_lifetimes(
         )
     )
     heartbeat_log = tmp_path / "heartbeat.log"
+    check = [sys.executable, "-m", "ds_proxy.token_service", "--dir", str(directory), "--check"]
     with strict_gateway(tmp_path / "gateway") as gateway:
         service.start()
-        heartbeat = Process(
-            components.heartbeat(
-                server_url=gateway.url,
-                postgres_url=postgres_db,
-                token=None,
-                token_file=directory / "heartbeat",
-                interval_secs=0.25,
-                log_path=heartbeat_log,
-            )
+        heartbeat = heartbeat_reading(
+            directory / "heartbeat",
+            gateway_url=gateway.url,
+            postgres_url=postgres_db,
+            log_path=heartbeat_log,
+            interval_secs=0.25,
         )
         try:
             heartbeat.start()
@@ -75,28 +67,17 @@ def test_renewed_tokens_keep_a_service_running_for_many_lifetimes(
                 exp = expiry((directory / "heartbeat").read_text())
                 assert exp is not None
                 seen.add(exp)
-                check = [sys.executable, "-m", "ds_proxy.token_service", "--dir", str(directory)]
-                assert subprocess.run([*check, "--check"]).returncode == 0
+                assert subprocess.run(check).returncode == 0
                 time.sleep(0.5)
         finally:
             heartbeat.stop()
         token = (directory / "heartbeat").read_text().strip()
-        response = httpx.get(
-            f"{gateway.url}/v1/stream/session-events",
-            params={"offset": "-1"},
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        assert response.status_code == 200, response.text
+        times = event_times(gateway.url, token, "session-events")
         status = service.stop()
     log = heartbeat_log.read_text(encoding="utf-8")
     # Every token lived 4 s and was replaced after 2: the run outlived several.
     assert len(seen) >= RUN_SECS // (TTL_SECS // 2) - 1, sorted(seen)
     assert "failed" not in log, log
     first_refused = min(seen) + SKEW_SECS + 1
-    stamps = [_epoch(event["headers"]["timestamp"]) for event in response.json()]
-    assert any(stamp > first_refused for stamp in stamps), "nothing after the first token's end"
+    assert any(when > first_refused for when in times), "nothing after the first token's end"
     assert status == 0, (tmp_path / "tokens.log").read_text()
-
-
-def _epoch(rfc3339: str) -> float:
-    return datetime.fromisoformat(rfc3339).timestamp()

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
 from ds_server.stores._postgres.rows import INSERT_STREAM, stream_values
 from ds_server.stores._quotas import Quota, QuotaPolicy
-from ds_server.stores._rules import StreamState
-from ds_server.stores.base import AppendRequest, Expiry
+from ds_server.stores.base import AppendRequest
 from ds_server.stores.errors import QuotaExceeded
-from ds_server.stores.postgres import PostgresStore
+from support.postgres_stores import new_state, started_postgres
 
 if TYPE_CHECKING:
     from ds_stack.postgres import EmbeddedPostgres
@@ -31,18 +28,6 @@ _V1_APPEND = """
 """
 
 
-def v1_stream(path: str) -> StreamState:
-    return StreamState(
-        stream_id=uuid.uuid4().hex[:16],
-        path=path,
-        content_type=BYTES,
-        created_at=1.0,
-        expiry=Expiry(),
-        last_access=1.0,
-        tail=0,
-    )
-
-
 async def write_version_1(url: str, schema: str) -> None:
     """The schema as version 1 made it, with streams as version 1 wrote them."""
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
@@ -50,7 +35,7 @@ async def write_version_1(url: str, schema: str) -> None:
         await conn.execute(f"SET search_path = {schema}")
         await conn.execute(V1_SCHEMA.read_text())  # type: ignore[arg-type]
         for path, data in (("chat/a", b"0123456789"), ("chat/b", b"bbbbb"), ("__ds/x", b"x" * 100)):
-            state = v1_stream(path)
+            state = new_state(uuid.uuid4().hex[:16], path)
             await conn.execute(INSERT_STREAM, stream_values(state))
             stored = await (
                 await conn.execute(_V1_APPEND, (state.stream_id, len(data), data))
@@ -64,24 +49,15 @@ async def write_version_1(url: str, schema: str) -> None:
         )
 
 
-async def open_store(url: str, schema: str) -> PostgresStore:
-    live = LiveNotifier()
-    live.bind(asyncio.get_running_loop())
-    store = PostgresStore(
-        live, url, max_retained_bytes=1 << 20, schema=schema, quotas=QuotaPolicy(Quota(20, 3))
-    )
-    await store.start()
-    return store
-
-
 async def test_a_version_1_schema_is_migrated_and_its_streams_counted(
     postgres: EmbeddedPostgres,
 ) -> None:
     url, schema = postgres.url(), f"t_{uuid.uuid4().hex}"
     await write_version_1(url, schema)
-    store = await open_store(url, schema)
+    quotas = QuotaPolicy(Quota(20, 3))
+    store = await started_postgres(url, schema, quotas=quotas)
     # A second replica opens the migrated schema as it is.
-    other = await open_store(url, schema)
+    other = await started_postgres(url, schema, quotas=quotas)
     try:
         await store.create_bucket("chat")
         info = await store.get_bucket("chat")

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from ds_server.live import LiveNotifier
 from ds_server.stores._quotas import Quota, QuotaPolicy
 from ds_server.stores.base import AppendRequest, CreateRequest, ForkSpec
 from ds_server.stores.errors import QuotaExceeded
 from ds_server.stores.postgres import PostgresStore
+from support.postgres_stores import replica_pair
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -45,24 +45,8 @@ def schema() -> str:
 
 @pytest.fixture
 async def pair(postgres: EmbeddedPostgres, schema: str) -> AsyncIterator[Pair]:
-    stores = []
-    for _ in range(2):
-        live = LiveNotifier()
-        live.bind(asyncio.get_running_loop())
-        store = PostgresStore(
-            live,
-            postgres.url(),
-            max_retained_bytes=1 << 20,
-            schema=schema,
-            quotas=QuotaPolicy(QUOTA),
-        )
-        await store.start()
-        stores.append(store)
-    try:
-        yield stores[0], stores[1]
-    finally:
-        for store in stores:
-            await store.stop()
+    async with replica_pair(postgres.url(), schema, quotas=QuotaPolicy(QUOTA)) as stores:
+        yield stores
 
 
 async def stored_totals(url: str, schema: str) -> tuple[dict[str, tuple[int, int]], ...]:

@@ -15,11 +15,10 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "proxy" / "tests"))
-from token_files import refused, short_lived, strict_gateway, wait_past, write_token
+from token_files import admin_client, issue, refused, strict_gateway, wait_past
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,14 +48,9 @@ def test_a_streaming_query_goes_on_past_its_first_tokens_expiry(
 ) -> None:
     bucket = "spark-" + uuid.uuid4().hex[:12]
     token_file = tmp_path / "ds-spark.token"
-    first, first_exp = short_lived("ds-spark", FIRST_TOKEN_SECS, (bucket,))
-    write_token(token_file, first)
-    admin, _ = short_lived("test-admin", 600)
+    first, first_exp = issue(token_file, "ds-spark", FIRST_TOKEN_SECS, (bucket,))
     table = "tokens_" + uuid.uuid4().hex[:8]
-    with (
-        strict_gateway(tmp_path / "gateway") as gateway,
-        httpx.Client(base_url=gateway.url, headers={"Authorization": f"Bearer {admin}"}) as http,
-    ):
+    with strict_gateway(tmp_path / "gateway") as gateway, admin_client(gateway.url) as http:
 
         def append(stream: str, key: str) -> None:
             body = {"type": "t", "key": key, "operation": "set"}
@@ -80,8 +74,7 @@ def test_a_streaming_query_goes_on_past_its_first_tokens_expiry(
         try:
             _wait_for(spark, query, table, {"a1"}, until=time.monotonic() + FIRST_TOKEN_SECS)
             # The token service renews the file well before the token expires.
-            second, _ = short_lived("ds-spark", 600, (bucket,))
-            write_token(token_file, second)
+            issue(token_file, "ds-spark", 600, (bucket,))
             wait_past(first_exp)
             assert refused(gateway.url, first), "the first token should be refused by now"
             append("a", "a2")

@@ -14,11 +14,10 @@ import sys
 import uuid
 from pathlib import Path
 
-import httpx
 from sync_support import SyncProcess, count_events, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "proxy" / "tests"))
-from token_files import refused, short_lived, strict_gateway, wait_past, write_token
+from token_files import admin_client, issue, refused, strict_gateway, wait_past
 
 EVENT = {"type": "message", "key": "msg:1", "operation": "set", "value": {"text": "hi"}}
 JSON = {"Content-Type": "application/json"}
@@ -26,14 +25,9 @@ JSON = {"Content-Type": "application/json"}
 
 def test_ds_sync_goes_on_past_its_first_tokens_expiry(tmp_path: Path, postgres_db: str) -> None:
     token_file = tmp_path / "ds-sync.token"
-    first, first_exp = short_lived("ds-sync", 12)
-    write_token(token_file, first)
-    admin, _ = short_lived("test-admin", 600)
+    first, first_exp = issue(token_file, "ds-sync", 12)
     bucket = "b" + uuid.uuid4().hex[:12]
-    with (
-        strict_gateway(tmp_path / "gateway") as gateway,
-        httpx.Client(base_url=gateway.url, headers={"Authorization": f"Bearer {admin}"}) as http,
-    ):
+    with strict_gateway(tmp_path / "gateway") as gateway, admin_client(gateway.url) as http:
 
         def append(stream: str, key: str) -> None:
             body = [{**EVENT, "key": key}]
@@ -47,8 +41,7 @@ def test_ds_sync_goes_on_past_its_first_tokens_expiry(tmp_path: Path, postgres_d
         with SyncProcess(gateway.url, postgres_db, f"{bucket}/*", env=env) as sync:
             wait_until(lambda: count_events(postgres_db, f"{bucket}/early") == 1, what="row 1")
             # The token service renews the file well before the token expires.
-            second, _ = short_lived("ds-sync", 600)
-            write_token(token_file, second)
+            issue(token_file, "ds-sync", 600)
             wait_past(first_exp)
             assert refused(gateway.url, first), "the first token should be refused by now"
             # A stream made now (found by a wake, read by a new request) and more on the old one.
