@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ds_server.settings import SettingsError, load_settings
-from ds_server.stores._quotas import Quota, Usage, bucket_of, quota_policy
+from ds_server.stores._quotas import Ledger, Quota, QuotaPolicy, Usage, bucket_of, quota_policy
 from ds_server.stores.errors import PayloadTooLarge, QuotaExceeded
 
 
@@ -68,3 +68,17 @@ def test_a_charge_counts_or_raises_and_counts_nothing() -> None:
     usage.charge(0)
     usage.refund(10, streams=1)
     assert (usage.bytes, usage.streams) == (60, 1)
+
+
+def test_a_ledger_forgets_a_bucket_that_stores_nothing() -> None:
+    ledger = Ledger(QuotaPolicy())
+    usage = ledger.of("chat/a")
+    assert usage is not None
+    assert ledger.of("chat/b") is usage
+    usage.charge(10, streams=1)
+    ledger.drop_if_empty(usage)
+    assert ledger.usage == {"chat": usage}
+    usage.refund(10, streams=1)
+    ledger.drop_if_empty(usage)
+    assert ledger.usage == {}
+    assert ledger.of("__ds/wakes/x") is None

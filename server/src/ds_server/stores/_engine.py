@@ -152,7 +152,7 @@ class Engine(Store):
         if self.shared is None:
             ledger.count(states)
         else:
-            await self._load_usage(None)
+            await self._load_usage(self.watched_buckets())
         entries = {
             state.stream_id: Entry(state, None, state.tail, usage=ledger.of(state.path))
             for state in states
@@ -522,11 +522,19 @@ class Engine(Store):
     async def reload_usage(self, bucket: str | None) -> None:
         """Shared backends: take the stored totals of ``bucket`` (None: of none)."""
         if self.shared is not None and bucket is not None:
-            await self._load_usage(bucket)
+            await self._load_usage([bucket])
 
-    async def _load_usage(self, bucket: str | None) -> None:
-        """Take the stored totals of ``bucket`` (None: of every bucket) into the ledger."""
-        for name, size, streams in await self._shared_persistence().load_usage(bucket):
+    def watched_buckets(self) -> list[str]:
+        """Buckets whose totals metrics report: those with a quota of their own (and
+        LogStore adds the buckets made on /ds). A shared backend keeps a row for every
+        bucket ever written; only these are re-read, so the re-reading stays small."""
+        return list(self.ledger.policy.buckets)
+
+    async def _load_usage(self, buckets: list[str]) -> None:
+        """Take the stored totals of ``buckets`` into the ledger."""
+        if not buckets:
+            return
+        for name, size, streams in await self._shared_persistence().load_usage(buckets):
             self.ledger.set(name, size, streams)
 
     # -- internals --------------------------------------------------------
@@ -711,8 +719,13 @@ class Engine(Store):
             state = current.state
             # Storage first: if that fails, the stream is still there, in memory too.
             await self._persistence.purge(state)
-            if current.usage is not None:
-                current.usage.refund(stored_bytes(state), streams=1)
+            usage = current.usage
+            if usage is not None:
+                usage.refund(stored_bytes(state), streams=1)
+                if self.shared is None:
+                    # Its last stream gone, nothing holds the totals: drop them
+                    # (a shared backend's cache may be held by streams it loaded).
+                    self.ledger.drop_if_empty(usage)
             if self._entries.get(state.path) is current:
                 del self._entries[state.path]
             self._touched.pop(state.stream_id, None)
@@ -756,7 +769,7 @@ class Engine(Store):
         self._sweeps += 1
         if self.shared is not None and self._sweeps % _USAGE_REFRESH_SWEEPS == 0:
             # The totals other processes changed, for metrics and the next decisions.
-            await self._load_usage(None)
+            await self._load_usage(self.watched_buckets())
 
     async def _flush_access(self) -> None:
         if self._touched:

@@ -55,6 +55,9 @@ class LogStore(Engine):
     async def reload_buckets(self) -> None:
         await self.buckets.load()
 
+    def watched_buckets(self) -> list[str]:
+        return [*super().watched_buckets(), *self.buckets.ids()]
+
     async def _catch_up(self) -> None:
         """On a shared backend: see every change other processes committed before now."""
         if self.shared is not None:

@@ -164,6 +164,11 @@ class Ledger:
                 usage.bytes += stored_bytes(state)
                 usage.streams += 1
 
+    def drop_if_empty(self, usage: Usage) -> None:
+        """Forget a bucket's totals once it stores nothing (so unused names cost nothing)."""
+        if usage.streams == 0 and usage.bytes == 0 and self.usage.get(usage.bucket) is usage:
+            del self.usage[usage.bucket]
+
     def set(self, bucket: str, size: int, streams: int) -> Usage:
         """Take a bucket's totals as another owner of them reports them (shared backends)."""
         usage = self.usage.get(bucket)

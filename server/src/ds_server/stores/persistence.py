@@ -211,8 +211,8 @@ class SharedPersistence(Persistence):
         """How many un-purged streams are forks of this one (any process's)."""
 
     @abc.abstractmethod
-    async def load_usage(self, bucket: str | None) -> list[tuple[str, int, int]]:
-        """Stored bucket totals ``(bucket, bytes, streams)``: of ``bucket``, or of every one.
+    async def load_usage(self, buckets: Sequence[str]) -> list[tuple[str, int, int]]:
+        """The stored totals ``(bucket, bytes, streams)`` of those of ``buckets`` that have some.
 
         A shared backend keeps each bucket's totals (``_quotas``) itself and
         updates them in the transaction of every write that changes them,

@@ -278,9 +278,9 @@ class PostgresPersistence(SharedPersistence):
         states: list[StreamState] = await self._read(rows.load_states)
         return states
 
-    async def load_usage(self, bucket: str | None) -> list[tuple[str, int, int]]:
+    async def load_usage(self, buckets: Sequence[str]) -> list[tuple[str, int, int]]:
         usage: list[tuple[str, int, int]] = await self._read(
-            partial(rows.load_usage, bucket=bucket)
+            partial(rows.load_usage, buckets=buckets)
         )
         return usage
 

@@ -9,6 +9,8 @@ from ds_server.stores._rules import StreamState
 from ds_server.stores.base import Expiry, ProducerClaim, SnapshotInfo
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import psycopg
 
 # In the order ``_state`` unpacks them.
@@ -172,15 +174,13 @@ async def load_buckets(conn: psycopg.AsyncConnection[Any]) -> list[tuple[str, fl
 
 
 async def load_usage(
-    conn: psycopg.AsyncConnection[Any], bucket: str | None
+    conn: psycopg.AsyncConnection[Any], buckets: Sequence[str]
 ) -> list[tuple[str, int, int]]:
-    """Stored bucket totals ``(bucket, bytes, streams)``: of ``bucket``, or of every one."""
-    if bucket is None:
-        cursor = await conn.execute("SELECT bucket, bytes, streams FROM bucket_usage")
-    else:
-        cursor = await conn.execute(
-            "SELECT bucket, bytes, streams FROM bucket_usage WHERE bucket = %s", (bucket,)
-        )
+    """The stored totals ``(bucket, bytes, streams)`` of those of ``buckets`` that have a row."""
+    cursor = await conn.execute(
+        "SELECT bucket, bytes, streams FROM bucket_usage WHERE bucket = ANY(%s::text[])",
+        (list(buckets),),
+    )
     return [(name, int(size), int(streams)) for name, size, streams in await cursor.fetchall()]
 
 
