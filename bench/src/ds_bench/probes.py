@@ -8,7 +8,8 @@
 - ``freed-memory``: page faults of large bodies with and without
   ``ds_server.freed_memory`` (see ``ds_bench.freed_memory``);
 - ``quota-cost``: microseconds per append through the app, as ``app``, with a
-  bucket quota set and without, interleaved.
+  bucket quota set and without, interleaved; ``--instructions`` adds the
+  instructions a whole server spends per POST either way (callgrind, minutes).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import uvloop
 from ds_stack.launcher import Process, ProcessSpec, free_port, http_status
 
-from ds_bench import freed_memory, pg_fencing
+from ds_bench import freed_memory, instructions, pg_fencing
 from ds_bench._postgres_store import backend_env
 from ds_bench.throughput import WRK_CONNECTIONS, WRK_THREADS, parse_wrk
 
@@ -47,6 +48,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "what", choices=["app", "bare-asgi", "freed-memory", "pg-fencing", "quota-cost"]
     )
     probe.add_argument("--subscribers", type=int, default=1000, help="for app: SSE readers")
+    probe.add_argument(
+        "--instructions",
+        action="store_true",
+        help="for quota-cost: also count instructions per POST under callgrind (minutes)",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -57,6 +63,8 @@ def run(args: argparse.Namespace) -> None:
         print(f"SSE delivery to {args.subscribers} readers: {delivery_us:.1f} µs per reader")
     elif args.what == "quota-cost":
         print(uvloop.run(quota_cost()))
+        if args.instructions:
+            print(quota_instructions())
     elif args.what == "freed-memory":
         print(freed_memory.report())
     elif args.what == "pg-fencing":
@@ -163,6 +171,18 @@ async def quota_cost(rounds: int = 6, appends: int = 20_000) -> str:
         f"append through the app, quotas off: {best['off']:.2f} µs, on: {best['on']:.2f} µs "
         f"({(best['on'] / best['off'] - 1) * 100:+.1f} %; best of {rounds} runs of {appends:,}, "
         "memory backend, no sockets)"
+    )
+
+
+def quota_instructions() -> str:
+    """Instructions per 100-byte POST of a whole memory-mode server, quotas off and on."""
+    off = instructions.per_request({})
+    on = instructions.per_request(
+        {"DS_QUOTAS__MAX_BYTES": str(1 << 40), "DS_QUOTAS__MAX_STREAMS": str(1 << 20)}
+    )
+    return (
+        f"instructions per 100-byte POST, quotas off: {off:,.0f}, on: {on:,.0f} "
+        f"({(on / off - 1) * 100:+.2f} %; callgrind, memory backend)"
     )
 
 
