@@ -130,6 +130,8 @@ def _kind(annotation: Any) -> str:
         return _kind(args[0])
     if origin in (list, tuple):
         return "comma-separated list"
+    if origin is dict:
+        return "JSON object"
     simple = {
         bool: "`true` / `false`",
         int: "integer",

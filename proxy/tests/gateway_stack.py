@@ -74,6 +74,8 @@ class GatewayStack:
         server_env: dict[str, str] | None = None,
         gateway_env: dict[str, str] | None = None,
         tls_files: tuple[Path, Path] | None = None,
+        *,
+        clock_skew_secs: int | None = None,
     ) -> None:
         self.listen_port = free_port()
         self.server_port = free_port()
@@ -109,6 +111,7 @@ class GatewayStack:
                 log_path=workdir / "envoy.log",
                 env=gateway_env,
                 tls_files=tls_files,
+                clock_skew_secs=clock_skew_secs,
             )
         )
 

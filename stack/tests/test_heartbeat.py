@@ -1,8 +1,14 @@
-"""The heartbeat's events reuse a bounded set of keys, so a session-events snapshot stays small."""
+"""The heartbeat's events reuse a bounded set of keys (a session-events snapshot stays small);
+its token comes from one place."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from ds_stack.heartbeat.producer import session_event
+from ds_stack.heartbeat.settings import Settings
+from pydantic import ValidationError
 
 
 def test_events_cycle_over_keep_keys() -> None:
@@ -12,3 +18,16 @@ def test_events_cycle_over_keep_keys() -> None:
     assert keys[:4] == ["msg:hb-1", "msg:hb-2", "msg:hb-0", "msg:hb-1"]
     event = session_event("hb", 4, keep=3)
     assert event["headers"]["operation"] == "insert"  # type: ignore[index]
+
+
+def test_the_token_comes_from_a_file_or_a_variable_not_both(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("DS_HEARTBEAT__TOKEN", "DS_HEARTBEAT__TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    assert Settings().token_source is None
+    monkeypatch.setenv("DS_HEARTBEAT__TOKEN_FILE", "/run/ds-tokens/heartbeat")
+    assert Settings().token_source == Path("/run/ds-tokens/heartbeat")
+    monkeypatch.setenv("DS_HEARTBEAT__TOKEN", "abc")
+    with pytest.raises(ValidationError, match="not both"):
+        Settings()

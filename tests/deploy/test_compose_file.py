@@ -193,3 +193,40 @@ def test_the_snapshot_job_runs_on_a_schedule() -> None:
     assert "ds-spark snapshots --every" in entrypoint[2]
     assert entrypoint[3] == "${SNAPSHOT_SECS:-3600}"
     assert services["snapshots"]["restart"] == "unless-stopped"
+
+
+TOKEN_READERS = {
+    "sync-service": ("DS_SYNC__TOKEN_FILE", "ds-sync"),
+    "producer": ("DS_HEARTBEAT__TOKEN_FILE", "heartbeat"),
+    "snapshots": ("DS_SPARK__TOKEN_FILE", "ds-spark"),
+    "spark": ("DS_SPARK__TOKEN_FILE", "ds-spark"),
+}
+
+
+def _option(command: list[str], name: str) -> list[str]:
+    return [arg.split("=", 1)[1] for arg in command if arg.startswith(f"--{name}=")]
+
+
+def test_the_token_service_keeps_short_lived_tokens_fresh() -> None:
+    tokens = services["tokens"]
+    command = tokens["command"]
+    assert command[0] == "ds-token-service"
+    # An hour by default, renewed at half-life: no service token lives a year any more.
+    assert _option(command, "ttl") == ["${SERVICE_TOKEN_SECS:-3600}"]
+    assert _option(command, "dir") == ["/run/ds-tokens"]
+    files = {grant.split(":")[0] for grant in _option(command, "token")}
+    assert files == {file for _, file in TOKEN_READERS.values()}
+    assert tokens["restart"] == "unless-stopped"
+    assert "--check" in tokens["healthcheck"]["test"]
+
+
+@pytest.mark.parametrize("service", sorted(TOKEN_READERS))
+def test_services_read_their_token_file_and_wait_for_it(service: str) -> None:
+    variable, file = TOKEN_READERS[service]
+    spec = services[service]
+    assert spec["environment"][variable] == f"/run/ds-tokens/{file}"
+    assert "ds-tokens:/run/ds-tokens:ro" in spec["volumes"]
+    assert spec["depends_on"]["tokens"] == {"condition": "service_healthy"}
+    # The token is never read once into the environment, where it would go stale.
+    launch = " ".join(map(str, [*spec.get("entrypoint", []), *spec.get("command", [])]))
+    assert "/run/ds-tokens" not in launch

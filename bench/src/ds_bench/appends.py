@@ -40,12 +40,14 @@ async def measure_appends(
     """Each writer appends ``payload`` to its own stream back to back for ``seconds``.
 
     Several base URLs (replicas of one store): writer i's stream is on the i-th, in turn.
+    Every stream is in one bucket (``bench-{tag}``): with a bucket quota set, the
+    writers share its running total.
     """
     bases = [base_url] if isinstance(base_url, str) else list(base_url)
     connector = aiohttp.TCPConnector(limit=writers + 4)
     async with aiohttp.ClientSession(connector=connector) as session:
         urls = [
-            f"{bases[i % len(bases)]}/v1/stream/bench-{tag}-{writers}-{i}" for i in range(writers)
+            f"{bases[i % len(bases)]}/v1/stream/bench-{tag}/{writers}-{i}" for i in range(writers)
         ]
         for url in urls:
             async with session.put(url, headers={"Content-Type": "application/octet-stream"}) as r:

@@ -23,7 +23,7 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 def _storage(args: argparse.Namespace) -> None:
     backends = tuple(b for b in args.backends.split(",") if b)
-    appends = storage.run_appends(backends, args.seconds)
+    appends = storage.run_appends(backends, args.seconds, args.quota_bytes)
     startup_backends = tuple(b for b in args.startup_backends.split(",") if b)
     startup = storage.run_startup(startup_backends, args.startup_streams, args.startup_bytes)
     path = storage.write_results(RESULTS, appends, startup)
@@ -40,6 +40,12 @@ def main(argv: list[str] | None = None) -> None:
     store.add_argument("--startup-backends", default="file-durable,sqlite")
     store.add_argument("--startup-streams", type=int, default=10_000)
     store.add_argument("--startup-bytes", type=int, default=1024**3)
+    store.add_argument(
+        "--quota-bytes",
+        type=int,
+        default=0,
+        help="a bucket quota for the append runs (their streams share one bucket); 0: none",
+    )
     commands.add_parsers(sub, RESULTS)
     extensions.add_parser(sub)
     sync_bench.add_parser(sub)

@@ -6,7 +6,10 @@
   ds-server, with the ``post`` scenario's wrk command: the ceiling the HTTP
   layer leaves;
 - ``freed-memory``: page faults of large bodies with and without
-  ``ds_server.freed_memory`` (see ``ds_bench.freed_memory``).
+  ``ds_server.freed_memory`` (see ``ds_bench.freed_memory``);
+- ``quota-cost``: microseconds per append through the app, as ``app``, with a
+  bucket quota set and without, interleaved; ``--instructions`` adds the
+  instructions a whole server spends per POST either way (callgrind, minutes).
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import uvloop
 from ds_stack.launcher import Process, ProcessSpec, free_port, http_status
 
-from ds_bench import freed_memory, pg_fencing
+from ds_bench import freed_memory, instructions, pg_fencing
 from ds_bench._postgres_store import backend_env
 from ds_bench.throughput import WRK_CONNECTIONS, WRK_THREADS, parse_wrk
 
@@ -40,8 +44,15 @@ _WRK_SCRIPT = 'wrk.method = "POST"\nwrk.body = string.rep("x", 100)\n'
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     probe = sub.add_parser("probe", help="per-request costs: in-process app, bare uvicorn")
-    probe.add_argument("what", choices=["app", "bare-asgi", "freed-memory", "pg-fencing"])
+    probe.add_argument(
+        "what", choices=["app", "bare-asgi", "freed-memory", "pg-fencing", "quota-cost"]
+    )
     probe.add_argument("--subscribers", type=int, default=1000, help="for app: SSE readers")
+    probe.add_argument(
+        "--instructions",
+        action="store_true",
+        help="for quota-cost: also count instructions per POST under callgrind (minutes)",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -50,6 +61,10 @@ def run(args: argparse.Namespace) -> None:
         append_us, delivery_us = uvloop.run(app_costs(args.subscribers))
         print(f"append through the app: {append_us:.1f} µs (best of 5 runs of 20,000, no sockets)")
         print(f"SSE delivery to {args.subscribers} readers: {delivery_us:.1f} µs per reader")
+    elif args.what == "quota-cost":
+        print(uvloop.run(quota_cost()))
+        if args.instructions:
+            print(quota_instructions())
     elif args.what == "freed-memory":
         print(freed_memory.report())
     elif args.what == "pg-fencing":
@@ -82,25 +97,7 @@ def asgi_scope(
 
 async def app_costs(subscribers: int, appends: int = 20_000) -> tuple[float, float]:
     """(µs per append, µs per SSE delivery) spent inside a memory-mode ds-server app."""
-    # Imported here: the other probe and subcommands don't need the server loaded.
-    from ds_server.app import asgi_app, create_app
-    from ds_server.settings import Settings, StorageSection
-
-    settings = Settings(storage=StorageSection(mode="memory"))
-    app: Any = asgi_app(create_app(settings))
-    started = asyncio.Event()
-
-    async def startup() -> Message:
-        return {"type": "lifespan.startup"}
-
-    async def lifespan_send(message: Message) -> None:
-        if message["type"] == "lifespan.startup.complete":
-            started.set()
-
-    lifespan = asyncio.ensure_future(
-        app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, startup, lifespan_send)
-    )
-    await started.wait()
+    app, lifespan = await _started_app()
     post = asgi_scope("POST", "/v1/stream/probe", headers=((b"content-type", b"text/plain"),))
 
     async def body() -> Message:
@@ -115,6 +112,78 @@ async def app_costs(subscribers: int, appends: int = 20_000) -> tuple[float, flo
     delivery_us = await _fanout_cost(app, subscribers, post, body, discard)
     lifespan.cancel()
     return append_us, delivery_us
+
+
+async def _started_app(**sections: Any) -> tuple[Any, asyncio.Future[None]]:
+    """A memory-mode ds-server app with these settings sections, past its startup."""
+    from ds_server.app import asgi_app, create_app
+    from ds_server.settings import LimitsSection, Settings, StorageSection
+
+    settings = Settings(
+        storage=StorageSection(mode="memory"),
+        limits=LimitsSection(max_retained_bytes=1 << 40, max_memory_bytes=1 << 40),
+        **sections,
+    )
+    app: Any = asgi_app(create_app(settings))
+    started = asyncio.Event()
+
+    async def startup() -> Message:
+        return {"type": "lifespan.startup"}
+
+    async def lifespan_send(message: Message) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+
+    lifespan = asyncio.ensure_future(
+        app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, startup, lifespan_send)
+    )
+    await started.wait()
+    return app, lifespan
+
+
+async def quota_cost(rounds: int = 6, appends: int = 20_000) -> str:
+    """µs per 100-byte append through the app, a bucket quota off and on, interleaved."""
+    from ds_server.settings import QuotasSection
+
+    sides = {"off": QuotasSection(), "on": QuotasSection(max_bytes=1 << 40, max_streams=1 << 20)}
+    apps = {side: await _started_app(quotas=quotas) for side, quotas in sides.items()}
+    headers = ((b"content-type", b"text/plain"),)
+    post = asgi_scope("POST", "/v1/stream/probe/s", headers=headers)
+
+    async def body() -> Message:
+        return {"type": "http.request", "body": _BODY, "more_body": False}
+
+    async def discard(message: Message) -> None:
+        pass
+
+    best = {side: float("inf") for side in sides}
+    for app, _ in apps.values():
+        await app(asgi_scope("PUT", "/v1/stream/probe/s", headers=headers), body, discard)
+    gc.collect()
+    for round_ in range(rounds):
+        # The order flips every round, so neither side always runs first.
+        for side in sorted(sides, reverse=bool(round_ % 2)):
+            call = partial(apps[side][0], post, body, discard)
+            best[side] = min(best[side], await _best_of(1, appends, call))
+    for _, lifespan in apps.values():
+        lifespan.cancel()
+    return (
+        f"append through the app, quotas off: {best['off']:.2f} µs, on: {best['on']:.2f} µs "
+        f"({(best['on'] / best['off'] - 1) * 100:+.1f} %; best of {rounds} runs of {appends:,}, "
+        "memory backend, no sockets)"
+    )
+
+
+def quota_instructions() -> str:
+    """Instructions per 100-byte POST of a whole memory-mode server, quotas off and on."""
+    off = instructions.per_request({})
+    on = instructions.per_request(
+        {"DS_QUOTAS__MAX_BYTES": str(1 << 40), "DS_QUOTAS__MAX_STREAMS": str(1 << 20)}
+    )
+    return (
+        f"instructions per 100-byte POST, quotas off: {off:,.0f}, on: {on:,.0f} "
+        f"({(on / off - 1) * 100:+.2f} %; callgrind, memory backend)"
+    )
 
 
 async def _best_of(rounds: int, calls: int, call: Callable[[], Awaitable[None]]) -> float:

@@ -19,13 +19,18 @@ WRITERS = (1, 16, 64)
 PAYLOAD = b"x" * 100
 
 
-def run_appends(backends: tuple[str, ...], seconds: float) -> dict[str, list[AppendFigures]]:
+def run_appends(
+    backends: tuple[str, ...], seconds: float, quota_bytes: int = 0
+) -> dict[str, list[AppendFigures]]:
+    """``quota_bytes``: every bucket's quota (``DS_QUOTAS__MAX_BYTES``; 0 none): the
+    writers of a backend share one bucket, so each append is checked and counted."""
     results: dict[str, list[AppendFigures]] = {}
+    quota = {"DS_QUOTAS__MAX_BYTES": str(quota_bytes)}
     for mode in backends:
         with (
             tempfile.TemporaryDirectory(prefix=f"ds-bench-{mode}-") as data_dir,
             backend_env(mode) as env,
-            DsServer(mode, Path(data_dir), env) as server,
+            DsServer(mode, Path(data_dir), {**env, **quota}) as server,
         ):
             results[mode] = [
                 asyncio.run(measure_appends(server.url, writers, seconds, PAYLOAD, tag=mode))

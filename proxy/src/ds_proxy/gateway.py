@@ -58,12 +58,15 @@ def render(
     offer_dev_token: bool = False,
     balance: str = "MAGLEV",
     tls_files: tls.TlsFiles | None = None,
+    clock_skew_secs: int | None = None,
 ) -> Path:
     """Write the dev config, on these loopback ports, to ``config_out``.
 
     Several upstream ports: ds-server replicas on one shared store, balanced
     and health-checked (``ds_proxy.replicas``). The per-subject rate limits
-    come from ``DS_PROXY__*`` (``ds_proxy.limits``).
+    come from ``DS_PROXY__*`` (``ds_proxy.limits``). ``clock_skew_secs`` replaces
+    the config's allowance for ``exp``/``nbf`` (tests of expiring tokens: 1;
+    Envoy reads 0 as its default, 60).
     """
     config = ec.localize(
         limits.apply(ec.load(DEV_CONFIG), limits.SubjectLimits()),
@@ -73,6 +76,9 @@ def render(
     )
     if len(upstream_ports) > 1:
         config = replicate(config, [(LOOPBACK, port) for port in upstream_ports], policy=balance)
+    if clock_skew_secs is not None:
+        for provider in ec.jwt_providers(config).values():
+            provider["clock_skew_seconds"] = clock_skew_secs
     if offer_dev_token:
         # Only this rendered copy gets the route; no committed config holds it.
         config = with_dev_token(config, mint_dev_token())
@@ -114,6 +120,14 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="serve TLS with a self-signed certificate kept here (made when missing)",
     )
+    parser.add_argument(
+        "--clock-skew-secs",
+        type=int,
+        choices=range(1, 301),
+        metavar="1-300",
+        help="the clock skew allowed for exp/nbf (default: the config's, 30; Envoy reads 0 "
+        "as its own default, 60)",
+    )
     args = parser.parse_args(argv)
     tls_files = tls.TlsFiles()  # DS_PROXY__TLS_* unless the flags say
     if args.local_tls_dir is not None:
@@ -129,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
         offer_dev_token=args.offer_dev_token,
         balance=args.balance,
         tls_files=tls_files,
+        clock_skew_secs=args.clock_skew_secs,
     )
     command = envoy_argv(path, concurrency=args.concurrency, log_level=args.log_level)
     os.execv(command[0], command)

@@ -19,7 +19,7 @@ configs do (TLS left to a load balancer in front).
 from __future__ import annotations
 
 import copy
-from pathlib import Path  # noqa: TC003  (pydantic reads the fields' annotations)
+from pathlib import Path
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict

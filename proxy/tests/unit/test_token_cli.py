@@ -95,7 +95,7 @@ def test_console_scripts_resolve() -> None:
     from ds_proxy.paths import PROXY_ROOT
 
     scripts = tomllib.loads((PROXY_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert set(scripts) == {"ds-token", "ds-proxy-render", "ds-proxy-serve"}
+    assert set(scripts) == {"ds-token", "ds-token-service", "ds-proxy-render", "ds-proxy-serve"}
     for target in scripts.values():
         module, _, attribute = target.partition(":")
         assert callable(getattr(importlib.import_module(module), attribute))

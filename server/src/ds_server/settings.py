@@ -138,6 +138,57 @@ class LimitsSection(BaseModel):
     )
 
 
+class BucketQuota(BaseModel):
+    """One bucket's quota in ``DS_QUOTAS__BUCKETS``; a field left out is the default's."""
+
+    model_config = {"extra": "forbid"}
+
+    max_bytes: int | None = Field(default=None, ge=0, description="`0` = no limit")
+    max_streams: int | None = Field(default=None, ge=0, description="`0` = no limit")
+
+
+class QuotasSection(BaseModel):
+    """Per-bucket storage quotas (docs/operations.md, "Bucket quotas").
+
+    A bucket is a stream path's first segment, whichever surface made the
+    stream: the bucket authorization reads. Set by the operator, not by
+    whoever creates the bucket (a token that may write a bucket may create it).
+    """
+
+    max_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="bytes each bucket may store: what its streams retain (tail minus earliest "
+        "retained offset, as `DS_LIMITS__MAX_RETAINED_BYTES` counts) plus their snapshots; a "
+        "write beyond gets `507` (`413` if it alone is larger than the quota), with nothing "
+        "written (`0` = no limit)",
+    )
+    max_streams: int = Field(
+        default=0,
+        ge=0,
+        description="streams each bucket may store (deleted ones that forks still read "
+        "included); a create beyond gets `507` (`0` = no limit)",
+    )
+    buckets: dict[str, BucketQuota] = Field(
+        default_factory=dict,
+        description="quotas of particular buckets, as JSON: "
+        '`{"chat": {"max_bytes": 10737418240, "max_streams": 100000}}`; a field left out is '
+        "the default's, `0` is no limit",
+    )
+
+    @field_validator("buckets")
+    @classmethod
+    def _bucket_names(cls, buckets: dict[str, BucketQuota]) -> dict[str, BucketQuota]:
+        for name in buckets:
+            if not name or "/" in name or name.startswith("__"):
+                raise PydanticCustomError(
+                    "bucket_name",
+                    "{name} is not a bucket (a path's first segment, not starting with __)",
+                    {"name": repr(name)},
+                )
+        return buckets
+
+
 class StorageSection(BaseModel):
     # Durable by default: ACID SQLite under data_dir (docs/server.md says why).
     mode: str = Field(
@@ -300,6 +351,7 @@ class Settings(BaseSettings):
     server: ServerSection = ServerSection()
     http: HttpSection = HttpSection()
     limits: LimitsSection = LimitsSection()
+    quotas: QuotasSection = QuotasSection()
     storage: StorageSection = StorageSection()
     auth: AuthSection = AuthSection()
     subscriptions: SubscriptionsSection = SubscriptionsSection()

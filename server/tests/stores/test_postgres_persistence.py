@@ -12,12 +12,10 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
 from ds_server.stores._commit import AppendCommit
 from ds_server.stores._postgres import PostgresPersistence
 from ds_server.stores._postgres.schema import PIECE_BYTES
-from ds_server.stores._rules import StreamState
 from ds_server.stores.base import (
     AppendRequest,
     CreateRequest,
@@ -27,12 +25,13 @@ from ds_server.stores.base import (
     SnapshotInfo,
 )
 from ds_server.stores.errors import StaleStream
-from ds_server.stores.postgres import PostgresStore
+from support.postgres_stores import new_state, started_postgres
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from ds_server.stores.persistence import StreamChange
+    from ds_server.stores.postgres import PostgresStore
     from ds_stack.postgres import EmbeddedPostgres
 
 BYTES = "application/octet-stream"
@@ -52,11 +51,7 @@ def schema() -> str:
 
 
 async def started(url: str, schema: str) -> PostgresStore:
-    live = LiveNotifier()
-    live.bind(asyncio.get_running_loop())
-    store = PostgresStore(live, url, max_retained_bytes=BIG, schema=schema)
-    await store.start()
-    return store
+    return await started_postgres(url, schema, max_retained_bytes=BIG)
 
 
 @pytest.fixture
@@ -71,18 +66,6 @@ async def pair(url: str, schema: str) -> AsyncIterator[tuple[PostgresPersistence
     finally:
         await a.close()
         await b.close()
-
-
-def new_state(stream_id: str, path: str) -> StreamState:
-    return StreamState(
-        stream_id=stream_id,
-        path=path,
-        content_type=BYTES,
-        created_at=1.0,
-        expiry=Expiry(),
-        last_access=1.0,
-        tail=0,
-    )
 
 
 def commit(stream_id: str, start: int, data: bytes, version: int) -> AppendCommit:

@@ -8,12 +8,10 @@ the wake-up of a reader waiting on the other.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
 from ds_server.stores.base import (
     AppendOutcome,
@@ -23,11 +21,12 @@ from ds_server.stores.base import (
     ProducerClaim,
 )
 from ds_server.stores.errors import SequenceGap, StreamClosed, StreamGone, StreamNotFound
-from ds_server.stores.postgres import PostgresStore
+from support.postgres_stores import replica_pair
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from ds_server.stores.postgres import PostgresStore
     from ds_stack.postgres import EmbeddedPostgres
 
 TEXT = "text/plain"
@@ -35,19 +34,8 @@ TEXT = "text/plain"
 
 @pytest.fixture
 async def pair(postgres: EmbeddedPostgres) -> AsyncIterator[tuple[PostgresStore, PostgresStore]]:
-    schema = f"t_{uuid.uuid4().hex}"
-    stores = []
-    for _ in range(2):
-        live = LiveNotifier()
-        live.bind(asyncio.get_running_loop())
-        store = PostgresStore(live, postgres.url(), max_retained_bytes=1 << 30, schema=schema)
-        await store.start()
-        stores.append(store)
-    try:
-        yield stores[0], stores[1]
-    finally:
-        for store in stores:
-            await store.stop()
+    async with replica_pair(postgres.url(), f"t_{uuid.uuid4().hex}") as stores:
+        yield stores
 
 
 def append(path: str, data: bytes, **kw: object) -> AppendRequest:

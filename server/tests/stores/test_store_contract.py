@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
-from ds_server.settings import LimitsSection, Settings, StorageSection
+from ds_server.settings import LimitsSection
 from ds_server.stores.base import (
     AppendOutcome,
     AppendRequest,
@@ -44,7 +42,7 @@ from ds_server.stores.errors import (
     StreamGone,
     StreamNotFound,
 )
-from ds_server.stores.registry import open_store
+from support.backends import BACKENDS, backend_settings, backend_storage, started_store
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -52,15 +50,6 @@ if TYPE_CHECKING:
 
     from ds_server.stores.base import Store
 
-# Every backend the suite runs against.
-# The postgres backend runs on every version of the Postgres matrix (`-m postgres`).
-BACKENDS = [
-    "memory",
-    "file-durable",
-    "file-fast",
-    "sqlite",
-    pytest.param("postgres", marks=pytest.mark.postgres),
-]
 MAX_STREAM_BYTES = 4096
 BYTES = "application/octet-stream"
 JSON = "application/json"
@@ -131,36 +120,12 @@ async def content(store: Store, path: str) -> bytes:
 @pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     """A started backend, built the way the server builds it."""
-    # Every section is given, so no DS_* variable of the developer leaks in.
-    sections = {
-        name: field.get_default(call_default_factory=True)
-        for name, field in Settings.model_fields.items()
-    }
-    if request.param == "postgres":
-        # A schema of its own per test: cheaper than a database, as isolated.
-        server = request.getfixturevalue("postgres")
-        storage = StorageSection(
-            mode="postgres", postgres_url=server.url(), postgres_schema=f"t_{uuid.uuid4().hex}"
-        )
-    else:
-        storage = StorageSection(mode=request.param, data_dir=tmp_path / "data")
-    settings = Settings(
-        **{
-            **sections,
-            "limits": LimitsSection(
-                max_retained_bytes=MAX_STREAM_BYTES, max_snapshot_bytes=MAX_STREAM_BYTES
-            ),
-            "storage": storage,
-        }
-    )
-    live = LiveNotifier()
-    live.bind(asyncio.get_running_loop())
-    backend = open_store(settings, live)
-    await backend.start()
-    try:
+    url = request.getfixturevalue("postgres").url() if request.param == "postgres" else None
+    limits = LimitsSection(max_retained_bytes=MAX_STREAM_BYTES, max_snapshot_bytes=MAX_STREAM_BYTES)
+    storage = backend_storage(request.param, tmp_path / "data", url)
+    settings = backend_settings(storage, limits=limits)
+    async with started_store(settings) as backend:
         yield backend
-    finally:
-        await backend.stop()
 
 
 class Clock:

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 import httpx
 import msgspec
+from durable_sessions.tokens import token_auth
 
 from ds_spark.errors import ServerUnreachable, StreamError
 from ds_spark.multipart import MultipartError, boundary_of, iter_parts
@@ -21,6 +22,8 @@ from ds_spark.offsets import format_offset, parse_offset
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from ds_spark.tokens import Token
 
 STREAM_NEXT_OFFSET = "Stream-Next-Offset"
 STREAM_SNAPSHOT_OFFSET = "Stream-Snapshot-Offset"
@@ -85,10 +88,10 @@ _listing = msgspec.json.Decoder(_Listing)
 class ServerApi:
     """A ds-server at ``base_url``; use as a context manager so the connections close."""
 
-    def __init__(self, base_url: str, token: str | None = None) -> None:
+    def __init__(self, base_url: str, token: Token | None = None) -> None:
         self.base_url = base_url.rstrip("/")
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(timeout=DEFAULT_TIMEOUT, headers=headers)
+        # A token file is read again when it changes, and after a 401 (ds_spark.tokens).
+        self._http = httpx.Client(timeout=DEFAULT_TIMEOUT, auth=token_auth(token or None))
 
     def __enter__(self) -> ServerApi:
         return self

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pydantic_settings
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ds_spark.errors import DsSparkError
 from ds_spark.patterns import PatternError, parse_patterns
 from ds_spark.spark_session import DEFAULT_MASTER
+
+if TYPE_CHECKING:
+    from ds_spark.tokens import Token
 
 PREFIX = "DS_SPARK__"
 
@@ -44,6 +55,13 @@ class Settings(BaseSettings):
     )
     token: SecretStr | None = Field(
         default=None, description="bearer token for the server, when it is behind Envoy"
+    )
+    token_file: Path | None = Field(
+        default=None,
+        description="a file holding that token instead, read by the driver and the executors "
+        "again whenever it changes (and after a `401`): a token renewed while a job or a "
+        "schedule runs; on a cluster, at the same path on every executor; not with "
+        "`DS_SPARK__TOKEN`",
     )
     streams: str = Field(
         default="session-events,sessions/*",
@@ -89,8 +107,17 @@ class Settings(BaseSettings):
             raise ValueError(exc.message) from None
         return value
 
+    @model_validator(mode="after")
+    def _one_token(self) -> Settings:
+        if self.token is not None and self.token_file is not None:
+            raise ValueError("set DS_SPARK__TOKEN or DS_SPARK__TOKEN_FILE, not both")
+        return self
+
     @property
-    def token_value(self) -> str | None:
+    def token_source(self) -> Token | None:
+        """The bearer token: a file to read (again when it changes), a string, or none."""
+        if self.token_file is not None:
+            return self.token_file
         return None if self.token is None else self.token.get_secret_value()
 
 
@@ -104,7 +131,10 @@ def load_settings() -> Settings:
         return Settings()
     except ValidationError as exc:
         problems = [
+            # A rule across settings has no place; its message names them.
             f"{_variable(str(error['loc'][0]))}={error['input']!r}: {error['msg']}"
+            if error["loc"]
+            else str(error["msg"])
             for error in exc.errors()
         ]
         raise SettingsError("; ".join(problems)) from None

@@ -42,6 +42,15 @@ def test_bad_setting_is_one_line() -> None:
     )
 
 
+def test_a_token_and_a_token_file_together_are_one_line() -> None:
+    env = {**os.environ, "DS_SPARK__TOKEN": "abc", "DS_SPARK__TOKEN_FILE": "/run/t"}
+    result = _run(env, "analytics", "--source", "streams")
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "ds-spark: Value error, set DS_SPARK__TOKEN or DS_SPARK__TOKEN_FILE, not both"
+    )
+
+
 def test_failure_message_finds_ds_spark_errors_in_wrapped_text() -> None:
     wrapped = RuntimeError(
         "py4j.protocol.Py4JJavaError: An error occurred\nTraceback (most recent call last):\n"

@@ -74,6 +74,7 @@ def gateway(
     env: Mapping[str, str] | None = None,
     tls_files: tuple[Path, Path] | None = None,
     local_tls_dir: Path | None = None,
+    clock_skew_secs: int | None = None,
 ) -> ProcessSpec:
     """Envoy with the committed development config on these ports (rendered to ``config_path``).
 
@@ -82,6 +83,7 @@ def gateway(
     ``env`` adds to this process's environment (``DS_PROXY__*``: the gateway's limits).
     ``tls_files`` (certificate, key) or ``local_tls_dir`` (a self-signed pair
     kept there): the listener serves TLS and HTTP/2.
+    ``clock_skew_secs``: the allowance for a token's ``exp``/``nbf`` (default the config's).
     """
     argv = (
         sys.executable,
@@ -101,6 +103,7 @@ def gateway(
             else ()
         ),
         *(("--local-tls-dir", str(local_tls_dir)) if local_tls_dir else ()),
+        *(("--clock-skew-secs", str(clock_skew_secs)) if clock_skew_secs is not None else ()),
     )
     return ProcessSpec(
         name="envoy",
@@ -151,8 +154,12 @@ def heartbeat(
     interval_secs: float,
     log_path: Path,
     env: Mapping[str, str] | None = None,
+    token_file: Path | None = None,
 ) -> ProcessSpec:
-    """The heartbeat producer; ready once its first tick is written (it has no port)."""
+    """The heartbeat producer; ready once its first tick is written (it has no port).
+
+    ``token_file`` instead of ``token``: read again whenever it changes.
+    """
     child_env = {
         **os.environ,
         **(env or {}),
@@ -160,6 +167,7 @@ def heartbeat(
         "POSTGRES_URL": postgres_url,
         "DS_HEARTBEAT__INTERVAL_SECS": str(interval_secs),
         **({"DS_HEARTBEAT__TOKEN": token} if token else {}),
+        **({"DS_HEARTBEAT__TOKEN_FILE": str(token_file)} if token_file else {}),
     }
     return ProcessSpec(
         name="heartbeat",

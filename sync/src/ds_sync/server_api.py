@@ -64,7 +64,8 @@ class Grant(msgspec.Struct):
 
 @dataclass(frozen=True, slots=True)
 class ServerApi:
-    """Calls against one server (``base_url``), with the bearer token when there is one."""
+    """Calls against one server (``base_url``); ``http`` carries the server's bearer token
+    when there is one (``server_auth``)."""
 
     http: httpx.AsyncClient
     base_url: str

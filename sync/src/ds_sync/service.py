@@ -28,6 +28,7 @@ from ds_sync.metrics import Metrics
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.mirror import MirrorStore, TableMirror
 from ds_sync.server_api import ServerApi, ServerError
+from ds_sync.server_auth import server_auth
 from ds_sync.streams import Streams
 from ds_sync.wakes import Wakes
 from ds_sync.writer import Writer
@@ -60,12 +61,10 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         endpoint = await serve(
             settings.metrics_host, settings.metrics_port, metrics_text, lambda: ready
         )
-    headers = {}
-    if settings.token is not None:
-        headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
     limits = httpx.Limits(max_connections=settings.max_readers + 16, max_keepalive_connections=64)
-    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=limits) as http:
-        api = ServerApi(http, settings.server_url, headers)
+    auth = server_auth(settings.token_source, settings.server_url)
+    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=limits, auth=auth) as http:
+        api = ServerApi(http, settings.server_url, {})
         await _until(
             stop,
             lambda: asyncio.to_thread(_migrate, settings.postgres_url),

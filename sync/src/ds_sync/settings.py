@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Annotated, Literal
 
 import pydantic_settings
@@ -67,6 +68,12 @@ class Settings(BaseSettings):
         default=None,
         description="bearer token sent to the server, for use through Envoy; it needs the `*` "
         "scope (subscriptions): `ds-token --sub ds-sync --bucket '*'`",
+    )
+    token_file: Path | None = Field(
+        default=None,
+        description="a file holding that token instead, read again whenever it changes (and "
+        'after a `401`): a token renewed while ds-sync runs (docs/security.md, "Service '
+        'tokens"); not with `DS_SYNC__TOKEN`',
     )
     streams: Annotated[tuple[Pattern, ...], NoDecode] = Field(
         default=parse_patterns("session-events,sessions/*"),
@@ -208,6 +215,19 @@ class Settings(BaseSettings):
         if self.feed == "electric" and self.electric_url is None:
             raise ValueError("DS_SYNC__FEED=electric needs ELECTRIC_URL")
         return self
+
+    @model_validator(mode="after")
+    def _one_token(self) -> Settings:
+        if self.token is not None and self.token_file is not None:
+            raise ValueError("set DS_SYNC__TOKEN or DS_SYNC__TOKEN_FILE, not both")
+        return self
+
+    @property
+    def token_source(self) -> str | Path | None:
+        """The server's bearer token: a file to read (again when it changes), a string, or none."""
+        if self.token_file is not None:
+            return self.token_file
+        return None if self.token is None else self.token.get_secret_value()
 
     @property
     def change_feed(self) -> Literal["native", "electric"]:

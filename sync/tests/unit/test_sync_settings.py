@@ -121,3 +121,16 @@ def test_bad_mirror_settings_name_the_variable(
         monkeypatch.setenv(name, value)
     with pytest.raises(SettingsError, match=re.escape(message)):
         load_settings()
+
+
+def test_the_token_comes_from_a_file_or_a_variable_not_both(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_settings().token_source is None
+    monkeypatch.setenv("DS_SYNC__TOKEN", "abc")
+    assert load_settings().token_source == "abc"
+    monkeypatch.setenv("DS_SYNC__TOKEN_FILE", "/run/ds-tokens/ds-sync")
+    with pytest.raises(SettingsError, match="set DS_SYNC__TOKEN or DS_SYNC__TOKEN_FILE, not both"):
+        load_settings()
+    monkeypatch.delenv("DS_SYNC__TOKEN")
+    assert str(load_settings().token_source) == "/run/ds-tokens/ds-sync"

@@ -41,6 +41,8 @@ _STATUS: Mapping[type[e.StoreError], int] = {
     e.InvalidFork: 400,
     e.StreamGone: 410,
     e.StorageFull: 507,
+    e.QuotaExceeded: 507,
+    e.QuotaRefused: 503,
     e.StorageUnavailable: 503,
     e.BucketNotFound: 404,
     e.BucketExists: 409,
@@ -54,7 +56,7 @@ _STATUS: Mapping[type[e.StoreError], int] = {
 def _extra_headers(error: e.StoreError) -> dict[str, str]:
     if isinstance(error, e.StreamClosed):
         return {h.STREAM_CLOSED: h.TRUE, h.STREAM_NEXT_OFFSET: format_offset(error.tail)}
-    if isinstance(error, e.StaleStream):
+    if isinstance(error, (e.StaleStream, e.QuotaRefused)):
         return {"Retry-After": "1"}
     if isinstance(error, e.ProducerFenced):
         return {h.PRODUCER_EPOCH: str(error.current_epoch)}

@@ -9,6 +9,11 @@ retains (``DS_METRICS__STREAM_FAMILIES``: path prefixes, so the label is a
 bounded set) and the largest stream of each, next to the per-stream limit:
 a family whose largest stream nears ``ds_server_retained_bytes_limit``
 is about to get 413s (docs/operations.md, "Limits").
+
+Per bucket (those created on /ds, and those ``DS_QUOTAS__BUCKETS`` names: a
+bounded set), the running totals its quota counts and the quota, read from
+the store's ledger (O(buckets)): a bucket nearing its quota is about to get
+507s (docs/operations.md, "Bucket quotas").
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
     from ds_server.stores._entry import Entry
+    from ds_server.stores._quotas import Ledger
     from ds_server.stores.base import Store
 
 OTHER_FAMILY = "other"
@@ -83,6 +89,7 @@ class StoredCollector(Collector):
             value=size,
         )
         yield from _by_family(families)
+        yield from _by_bucket(self.store)
         if self.retained_limit is not None:
             yield GaugeMetricFamily(
                 "ds_server_retained_bytes_limit",
@@ -110,6 +117,41 @@ def _by_family(families: dict[str, _Family]) -> Iterator[Metric]:
         gauge = GaugeMetricFamily(name, help_text, labels=["family"])
         for family, figures in families.items():
             gauge.add_metric([family], getattr(figures, attribute))
+        yield gauge
+
+
+_BUCKET_GAUGES = (
+    ("ds_server_bucket_stored_bytes",
+     "Bytes the bucket's quota counts: its streams' retained bytes plus their snapshots",
+     "bytes"),
+    ("ds_server_bucket_stored_streams", "Streams the bucket's quota counts", "streams"),
+)  # fmt: skip
+
+
+def _by_bucket(store: Store | None) -> Iterator[Metric]:
+    ledger: Ledger | None = getattr(store, "ledger", None)
+    buckets = getattr(store, "buckets", None)
+    if ledger is None or buckets is None:
+        return
+    names = sorted({*buckets.ids(), *ledger.policy.buckets})
+    for name, help_text, attribute in _BUCKET_GAUGES:
+        gauge = GaugeMetricFamily(name, help_text, labels=["bucket"])
+        for bucket in names:
+            usage = ledger.usage.get(bucket)
+            gauge.add_metric([bucket], getattr(usage, attribute) if usage is not None else 0)
+        yield gauge
+    limits = (
+        ("ds_server_bucket_quota_bytes", "The bucket's byte quota (DS_QUOTAS__*); 507 beyond",
+         "max_bytes"),
+        ("ds_server_bucket_quota_streams", "The bucket's stream quota (DS_QUOTAS__*); 507 beyond",
+         "max_streams"),
+    )  # fmt: skip
+    for name, help_text, attribute in limits:
+        gauge = GaugeMetricFamily(name, help_text, labels=["bucket"])
+        for bucket in names:
+            limit = getattr(ledger.policy.quota_of(bucket), attribute)
+            if limit is not None:  # no series: no limit
+                gauge.add_metric([bucket], limit)
         yield gauge
 
 

@@ -22,10 +22,23 @@ DEFAULT_LIMIT = 1000
 _JSON = {h.CONTENT_TYPE: "application/json", h.CACHE_CONTROL: "no-store"}
 
 
+class _Usage(msgspec.Struct):
+    bytes: int
+    streams: int
+
+
+class _Quota(msgspec.Struct):
+    max_bytes: int | None  # None (JSON null): no limit
+    max_streams: int | None
+
+
 class _Bucket(msgspec.Struct):
     bucket_id: str
     streams: int
     created_at_ms: int
+    # What the bucket's storage quota counts, and the quota (docs/operations.md).
+    usage: _Usage
+    quota: _Quota
 
 
 class _Row(msgspec.Struct):
@@ -58,7 +71,7 @@ async def create_bucket(request: AnyRequest, bucket: FromPath[str]) -> Response[
 
 @get("/{bucket:str}")
 async def bucket_metadata(request: AnyRequest, bucket: FromPath[str]) -> Response[bytes]:
-    """The bucket's id, stream count and creation time."""
+    """The bucket's id, stream count, creation time, storage usage and quota."""
     info = await context(request).store.get_bucket(valid_bucket_id(bucket))
     return Response(content=_encode(_bucket(info)), headers=_JSON)
 
@@ -109,7 +122,13 @@ def _ms(seconds: float) -> int:
 
 
 def _bucket(info: BucketInfo) -> _Bucket:
-    return _Bucket(info.bucket_id, info.stream_count, _ms(info.created_at))
+    return _Bucket(
+        info.bucket_id,
+        info.stream_count,
+        _ms(info.created_at),
+        _Usage(info.used_bytes, info.used_streams),
+        _Quota(info.max_bytes, info.max_streams),
+    )
 
 
 def _listing(bucket: str, prefix: str | None, listing: StreamListing) -> _Listing:

@@ -38,13 +38,32 @@ class Buckets:
             created_at = self._engine.clock()
             await self._persistence.save_bucket(bucket_id, created_at)
             self._created[bucket_id] = created_at
-        return BucketInfo(bucket_id=bucket_id, created_at=created_at, stream_count=0)
+        return self._info(bucket_id, created_at, 0)
 
     def get(self, bucket_id: str) -> BucketInfo:
         created_at = self._created.get(bucket_id)
         if created_at is None:
             raise BucketNotFound()
-        return BucketInfo(bucket_id, created_at, len(self._members(bucket_id)))
+        return self._info(bucket_id, created_at, len(self._members(bucket_id)))
+
+    def _info(self, bucket_id: str, created_at: float, streams: int) -> BucketInfo:
+        ledger = self._engine.ledger
+        quota = ledger.policy.quota_of(bucket_id)
+        # Streams made on /v1/stream before the bucket was created count in it too.
+        usage = ledger.usage.get(bucket_id)
+        return BucketInfo(
+            bucket_id,
+            created_at,
+            streams,
+            used_bytes=usage.bytes if usage is not None else 0,
+            used_streams=usage.streams if usage is not None else 0,
+            max_bytes=quota.max_bytes,
+            max_streams=quota.max_streams,
+        )
+
+    def ids(self) -> list[str]:
+        """Every bucket's id."""
+        return list(self._created)
 
     async def delete(self, bucket_id: str) -> None:
         async with self._engine.catalog_lock:

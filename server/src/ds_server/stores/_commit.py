@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ds_server.stores._quotas import Usage
     from ds_server.stores.base import ProducerClaim
 
 
@@ -25,6 +26,7 @@ class AppendCommit:
         "start",
         "stream_id",
         "stream_seq",
+        "usage",
         "version",
         "writer",
     )
@@ -45,6 +47,9 @@ class AppendCommit:
         # version is ``version - 1`` (else ``StaleStream``): the decision was
         # taken on the latest state.
         version: int = 0,
+        # The bucket totals the append counts in, charged already; a shared
+        # backend checks the stored totals of its bucket against its quota.
+        usage: Usage | None = None,
     ) -> None:
         self.stream_id = stream_id
         self.start = start
@@ -56,3 +61,4 @@ class AppendCommit:
         self.close = close
         self.last_access = last_access
         self.version = version
+        self.usage = usage

@@ -31,6 +31,7 @@ from ds_server.stores import _rules
 from ds_server.stores._commit import AppendCommit
 from ds_server.stores._entry import Entry
 from ds_server.stores._forks import resolve_fork_offset
+from ds_server.stores._quotas import NO_QUOTAS, Ledger, QuotaPolicy, bucket_of, stored_bytes
 from ds_server.stores._rules import StreamState
 from ds_server.stores._shared import MAX_ROUNDS, SharedCatalog
 from ds_server.stores.base import (
@@ -45,6 +46,8 @@ from ds_server.stores.errors import (
     InvalidOffset,
     OffsetGone,
     PayloadTooLarge,
+    QuotaExceeded,
+    QuotaRefused,
     StaleStream,
     StoreError,
     StreamExists,
@@ -64,6 +67,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("ds_server")
 
 _SWEEP_INTERVAL_SECS = 1.0
+# Shared backends: re-read every bucket's totals this many sweeps apart.
+_USAGE_REFRESH_SWEEPS = 15
 # Page size when a fork's sub-offset counts JSON messages.
 _PAGE_BYTES = 64 * 1024
 
@@ -99,6 +104,12 @@ class _Mark:
         state.version = self.version
 
 
+def _refund(commit: AppendCommit) -> None:
+    """Uncount an append the backend did not take."""
+    if commit.usage is not None:
+        commit.usage.refund(commit.size)
+
+
 def _retrieve(task: asyncio.Future[Any]) -> None:
     # A failed write whose client went away has no other reader of its error.
     if not task.cancelled():
@@ -109,7 +120,12 @@ class Engine(Store):
     """The stream operations of a Store over a Persistence; ``_log_store.LogStore`` completes it."""
 
     def __init__(
-        self, live: LiveNotifier, persistence: Persistence, *, max_retained_bytes: int
+        self,
+        live: LiveNotifier,
+        persistence: Persistence,
+        *,
+        max_retained_bytes: int,
+        quotas: QuotaPolicy = NO_QUOTAS,
     ) -> None:
         super().__init__(live)
         self._persistence = persistence
@@ -117,6 +133,10 @@ class Engine(Store):
         self._inline_backend = persistence if isinstance(persistence, InlinePersistence) else None
         self._max_retained_bytes = max_retained_bytes
         self._entries: dict[str, Entry] = {}
+        # Every bucket's totals: the truth on a backend this process owns, a
+        # cache of the stored ones on a shared backend (which checks them itself).
+        self.ledger = Ledger(quotas)
+        self._sweeps = 0
         # Creates and deletes change the catalog; they are rare, so one lock serves.
         self.catalog_lock = asyncio.Lock()
         self._touched: dict[str, float] = {}
@@ -128,7 +148,15 @@ class Engine(Store):
 
     async def start(self) -> None:
         states = await self._persistence.open()
-        entries = {state.stream_id: Entry(state, None, state.tail) for state in states}
+        ledger = self.ledger
+        if self.shared is None:
+            ledger.count(states)
+        else:
+            await self._load_usage(self.watched_buckets())
+        entries = {
+            state.stream_id: Entry(state, None, state.tail, usage=ledger.of(state.path))
+            for state in states
+        }
         for entry in entries.values():
             base = entries.get(entry.state.forked_from_id or "")
             if base is not None:
@@ -162,6 +190,7 @@ class Engine(Store):
     async def create(self, request: CreateRequest) -> CreateResult:
         if self.shared is None:
             return await self._create(request)
+        reloaded = False
         for _ in range(MAX_ROUNDS):
             with contextlib.suppress(StreamNotFound):
                 await self.shared.refresh(request.path)
@@ -172,6 +201,13 @@ class Engine(Store):
                 return await self._create(request)
             except StaleStream:
                 continue  # another process created the path meanwhile: compare with it
+            except QuotaExceeded as error:
+                # Judged on cached totals, or refused by the stored ones: decide
+                # once more on the stored totals.
+                if reloaded:
+                    raise error
+                reloaded = True
+                await self.reload_usage(bucket_of(request.path))
         raise StaleStream()
 
     async def _create(self, request: CreateRequest) -> CreateResult:
@@ -210,6 +246,10 @@ class Engine(Store):
             if fork_offset - earliest + size > self._max_retained_bytes:
                 raise _rules.over_retained_limit(self._max_retained_bytes)
             self._persistence.reserve(size)
+            usage = self.ledger.of(request.path)
+            charged = fork_offset - earliest + size
+            if usage is not None:
+                usage.charge(charged, streams=1)
             state = StreamState(
                 stream_id=secrets.token_hex(8),
                 path=request.path,
@@ -227,10 +267,15 @@ class Engine(Store):
                 # The source's bytes before its snapshot may be gone: so are the fork's.
                 earliest_offset=base.state.earliest_offset if base else 0,
             )
-            await self._persistence.create(state, request.messages)
+            try:
+                await self._persistence.create(state, request.messages)
+            except BaseException:
+                if usage is not None:
+                    usage.refund(charged, streams=1)
+                raise
             if base is not None:
                 base.state.fork_refs += 1
-            entry = Entry(state, base, state.tail)
+            entry = Entry(state, base, state.tail, usage=usage)
             self._entries[request.path] = entry
         self.live.notify(request.path)
         return CreateResult(created=True, info=entry.info())
@@ -250,12 +295,17 @@ class Engine(Store):
                 # A duplicate echoes the producer's newest state: that of the stored one.
             except StaleStream:
                 pass
-            except PayloadTooLarge as error:
+            except QuotaRefused:
+                # Another process filled the bucket: decide again on the stored totals.
+                await self.reload_usage(bucket_of(path))
+            except (PayloadTooLarge, QuotaExceeded) as error:
                 # A snapshot published elsewhere frees room without changing the
-                # state's version: decide once more on the stored state.
+                # state's version, and other processes change the bucket's totals:
+                # decide once more on the stored state and totals.
                 if reloaded:
                     raise error
                 reloaded = True
+                await self.reload_usage(bucket_of(path))
             except StoreError as error:
                 # Decided on the cache: an error must hold for the stored state too.
                 # (Named, not a bare raise: compiled, a bare raise after an await
@@ -329,7 +379,11 @@ class Engine(Store):
             decision, commit = self._decide(entry, request)
             if commit is None:
                 return decision, entry.pending, entry.state.tail
-            durable = await self._persistence.append(commit)
+            try:
+                durable = await self._persistence.append(commit)
+            except BaseException:
+                _refund(commit)
+                raise
             return decision, self._apply(entry, request, decision, durable), entry.state.tail
 
     def _decide_and_store_now(
@@ -339,7 +393,11 @@ class Engine(Store):
         decision, commit = self._decide(entry, request)
         if commit is None:
             return decision, entry.pending, entry.state.tail
-        inline.append_now(commit)
+        try:
+            inline.append_now(commit)
+        except BaseException:
+            _refund(commit)
+            raise
         return decision, self._apply(entry, request, decision, None), entry.state.tail
 
     def _decide(
@@ -353,6 +411,9 @@ class Engine(Store):
         if decision.outcome is AppendOutcome.DUPLICATE:
             return decision, None
         self._persistence.reserve(decision.size)
+        usage = entry.usage
+        if usage is not None and decision.size:
+            usage.charge(decision.size)
         commit = AppendCommit(
             stream_id=state.stream_id,
             start=state.tail,
@@ -364,6 +425,7 @@ class Engine(Store):
             close=decision.close,
             last_access=state.last_access,
             version=state.version + 1,
+            usage=usage,
         )
         return decision, commit
 
@@ -436,7 +498,7 @@ class Engine(Store):
 
     def hold(self, state: StreamState, base: Entry | None) -> Entry:
         """Hold a stream another process stored (shared backends)."""
-        entry = Entry(state, base, state.tail)
+        entry = Entry(state, base, state.tail, usage=self.ledger.of(state.path))
         self._entries[state.path] = entry
         return entry
 
@@ -457,6 +519,24 @@ class Engine(Store):
     async def reload_buckets(self) -> None:
         """Re-read the buckets (another process changed them); LogStore has them."""
 
+    async def reload_usage(self, bucket: str | None) -> None:
+        """Shared backends: take the stored totals of ``bucket`` (None: of none)."""
+        if self.shared is not None and bucket is not None:
+            await self._load_usage([bucket])
+
+    def watched_buckets(self) -> list[str]:
+        """Buckets whose totals metrics report: those with a quota of their own (and
+        LogStore adds the buckets made on /ds). A shared backend keeps a row for every
+        bucket ever written; only these are re-read, so the re-reading stays small."""
+        return list(self.ledger.policy.buckets)
+
+    async def _load_usage(self, buckets: list[str]) -> None:
+        """Take the stored totals of ``buckets`` into the ledger."""
+        if not buckets:
+            return
+        for name, size, streams in await self._shared_persistence().load_usage(buckets):
+            self.ledger.set(name, size, streams)
+
     # -- internals --------------------------------------------------------
 
     def _guard(self, entry: Entry, durable: Awaitable[None], mark: _Mark) -> asyncio.Future[None]:
@@ -473,6 +553,9 @@ class Engine(Store):
                     # the earliest one, and later ones were decided on top of it.
                     if entry.generation == generation:
                         entry.generation += 1
+                        usage = entry.usage
+                        if usage is not None and self._entries.get(entry.state.path) is entry:
+                            usage.refund(entry.state.tail - mark.tail)
                         mark.restore(entry.state)
                         entry.pending = None
                 # Named: compiled, a bare raise after an await may re-raise another.
@@ -636,6 +719,13 @@ class Engine(Store):
             state = current.state
             # Storage first: if that fails, the stream is still there, in memory too.
             await self._persistence.purge(state)
+            usage = current.usage
+            if usage is not None:
+                usage.refund(stored_bytes(state), streams=1)
+                if self.shared is None:
+                    # Its last stream gone, nothing holds the totals: drop them
+                    # (a shared backend's cache may be held by streams it loaded).
+                    self.ledger.drop_if_empty(usage)
             if self._entries.get(state.path) is current:
                 del self._entries[state.path]
             self._touched.pop(state.stream_id, None)
@@ -676,6 +766,10 @@ class Engine(Store):
                             continue
                     await self._expire(entry)
         await self._flush_access()
+        self._sweeps += 1
+        if self.shared is not None and self._sweeps % _USAGE_REFRESH_SWEEPS == 0:
+            # The totals other processes changed, for metrics and the next decisions.
+            await self._load_usage(self.watched_buckets())
 
     async def _flush_access(self) -> None:
         if self._touched:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ds_server.stores import _rules
 
 if TYPE_CHECKING:
+    from ds_server.stores._quotas import Usage
     from ds_server.stores._rules import StreamState
     from ds_server.stores.base import StreamInfo
 
@@ -27,6 +28,8 @@ class Entry:
     generation: int = 0
     # Another process changed the stream (shared backends): reload before use.
     stale: bool = False
+    # The totals of the bucket the stream counts against (None: it counts against none).
+    usage: Usage | None = None
 
     def info(self) -> StreamInfo:
         info = self.state.info()

@@ -11,13 +11,16 @@ from typing import TYPE_CHECKING
 from ds_server.stores._bootstrap import open_bootstrap
 from ds_server.stores._buckets import Buckets
 from ds_server.stores._engine import Engine
+from ds_server.stores._quotas import NO_QUOTAS, bucket_of
 from ds_server.stores._snapshots import Snapshots
+from ds_server.stores.errors import QuotaExceeded
 
 # The default of DS_LIMITS__MAX_SNAPSHOT_BYTES, for stores made without settings.
 DEFAULT_MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 if TYPE_CHECKING:
     from ds_server.live import LiveNotifier
+    from ds_server.stores._quotas import QuotaPolicy
     from ds_server.stores.base import (
         BootstrapStart,
         BucketInfo,
@@ -39,8 +42,9 @@ class LogStore(Engine):
         *,
         max_retained_bytes: int,
         max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
+        quotas: QuotaPolicy = NO_QUOTAS,
     ) -> None:
-        super().__init__(live, persistence, max_retained_bytes=max_retained_bytes)
+        super().__init__(live, persistence, max_retained_bytes=max_retained_bytes, quotas=quotas)
         self.buckets = Buckets(self, persistence)
         self.snapshots = Snapshots(self, persistence, max_bytes=max_snapshot_bytes)
 
@@ -50,6 +54,9 @@ class LogStore(Engine):
 
     async def reload_buckets(self) -> None:
         await self.buckets.load()
+
+    def watched_buckets(self) -> list[str]:
+        return [*super().watched_buckets(), *self.buckets.ids()]
 
     async def _catch_up(self) -> None:
         """On a shared backend: see every change other processes committed before now."""
@@ -86,6 +93,8 @@ class LogStore(Engine):
 
     async def get_bucket(self, bucket_id: str) -> BucketInfo:
         await self._catch_up()
+        # Shared backends: the stored totals, not this process's cache of them.
+        await self.reload_usage(bucket_id)
         return self.buckets.get(bucket_id)
 
     async def delete_bucket(self, bucket_id: str) -> None:
@@ -104,6 +113,14 @@ class LogStore(Engine):
         self, path: str, offset: int, content_type: str, data: bytes
     ) -> SnapshotInfo:
         await self._catch_up()
+        try:
+            return await self.snapshots.publish(path, offset, content_type, data)
+        except QuotaExceeded as error:
+            if self.shared is None:
+                raise error
+            # Judged on cached totals, or refused by the stored ones: once more
+            # on the stored totals.
+            await self.reload_usage(bucket_of(path))
         return await self.snapshots.publish(path, offset, content_type, data)
 
     async def read_snapshot(self, path: str, offset: int) -> tuple[SnapshotInfo, bytes]:

@@ -62,10 +62,28 @@ class Snapshots:
             if not await self._engine.is_boundary(entry, offset):
                 raise InvalidOffset("snapshot offset is not a message boundary")
             snapshot = SnapshotInfo(offset, content_type, len(data), self._engine.clock())
+            # What the bucket's totals gain: the blob, less the previous one and
+            # the bytes the snapshot's retention drops (usually a gain below 0).
+            previous = state.snapshot.size if state.snapshot is not None else 0
+            gain = len(data) - previous - (offset - state.earliest_offset)
+            usage = entry.usage
+            if usage is not None and gain > 0:
+                usage.charge(gain)
             # Readers switch to the new snapshot only once it is durable.
-            await self._persistence.save_snapshot(
-                replace(state, snapshot=snapshot, earliest_offset=offset), data
-            )
+            try:
+                await self._persistence.save_snapshot(
+                    replace(state, snapshot=snapshot, earliest_offset=offset), data
+                )
+            except BaseException:
+                if usage is not None and gain > 0:
+                    usage.refund(gain)
+                raise
+            if usage is not None:
+                if self._engine.entry_at(path) is not entry:
+                    # Purged meanwhile: the purge uncounted the stream as it was.
+                    usage.refund(max(gain, 0))
+                elif gain < 0:
+                    usage.refund(-gain)
             state.snapshot, state.earliest_offset = snapshot, offset
             await self._reclaim(entry, offset)
         return snapshot

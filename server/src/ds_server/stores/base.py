@@ -166,7 +166,12 @@ class BootstrapStart:
 class BucketInfo:
     bucket_id: str
     created_at: float
-    stream_count: int
+    stream_count: int  # live streams /ds addresses in the bucket
+    # What the bucket's quota counts (``_quotas``), and the quota; None is no limit.
+    used_bytes: int = 0
+    used_streams: int = 0
+    max_bytes: int | None = None
+    max_streams: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,27 @@ class PayloadTooLarge(StoreError):
     reason = "payload exceeds the configured limit"
 
 
+class QuotaExceeded(StoreError):
+    """A write that would take its bucket past its storage quota; nothing was written.
+
+    ``507``: the bucket has no room *now*; deleting streams or publishing
+    snapshots frees some. (A write larger than the whole quota is
+    ``PayloadTooLarge``: no room will ever be enough.)
+    """
+
+    reason = "the bucket is at its storage quota"
+
+
+class QuotaRefused(StoreError):
+    """A shared backend refused a write its bucket's stored totals have no room for.
+
+    The deciding process counted on stale totals: it reloads them and decides
+    again, which then answers ``QuotaExceeded`` or writes. Clients never see it.
+    """
+
+    reason = "the bucket's totals changed in another process; retry"
+
+
 class InvalidOffset(StoreError):
     """An offset beyond the tail or inside a message."""
 

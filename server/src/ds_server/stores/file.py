@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ds_server.stores._file import FilePersistence
 from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
+from ds_server.stores._quotas import NO_QUOTAS, quota_policy
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
     from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
+    from ds_server.stores._quotas import QuotaPolicy
 
 MAX_OPEN_FILES = 512
 
@@ -35,6 +37,7 @@ class FileDurableStore(LogStore):
         data_dir: Path,
         max_retained_bytes: int,
         max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
+        quotas: QuotaPolicy = NO_QUOTAS,
         max_open_files: int = MAX_OPEN_FILES,
     ) -> None:
         self.persistence = FilePersistence(
@@ -45,6 +48,7 @@ class FileDurableStore(LogStore):
             self.persistence,
             max_retained_bytes=max_retained_bytes,
             max_snapshot_bytes=max_snapshot_bytes,
+            quotas=quotas,
         )
 
     @classmethod
@@ -54,6 +58,7 @@ class FileDurableStore(LogStore):
             data_dir=settings.storage.data_dir,
             max_retained_bytes=settings.limits.max_retained_bytes,
             max_snapshot_bytes=settings.limits.max_snapshot_bytes,
+            quotas=quota_policy(settings),
         )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
+from ds_server.stores._quotas import NO_QUOTAS, quota_policy
 from ds_server.stores.errors import PayloadTooLarge
 from ds_server.stores.persistence import Chunk, InlinePersistence
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
     from ds_server.stores._commit import AppendCommit
+    from ds_server.stores._quotas import QuotaPolicy
     from ds_server.stores._rules import StreamState
 
 
@@ -138,12 +140,14 @@ class MemoryStore(LogStore):
         max_retained_bytes: int,
         max_memory_bytes: int,
         max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
+        quotas: QuotaPolicy = NO_QUOTAS,
     ) -> None:
         super().__init__(
             live,
             MemoryPersistence(max_memory_bytes),
             max_retained_bytes=max_retained_bytes,
             max_snapshot_bytes=max_snapshot_bytes,
+            quotas=quotas,
         )
 
     @classmethod
@@ -152,5 +156,6 @@ class MemoryStore(LogStore):
             live,
             max_retained_bytes=settings.limits.max_retained_bytes,
             max_snapshot_bytes=settings.limits.max_snapshot_bytes,
+            quotas=quota_policy(settings),
             max_memory_bytes=settings.limits.max_memory_bytes,
         )

@@ -211,6 +211,17 @@ class SharedPersistence(Persistence):
         """How many un-purged streams are forks of this one (any process's)."""
 
     @abc.abstractmethod
+    async def load_usage(self, buckets: Sequence[str]) -> list[tuple[str, int, int]]:
+        """The stored totals ``(bucket, bytes, streams)`` of those of ``buckets`` that have some.
+
+        A shared backend keeps each bucket's totals (``_quotas``) itself and
+        updates them in the transaction of every write that changes them,
+        refusing one its bucket's quota has no room for: appends with
+        ``QuotaRefused`` (the engine reloads and decides again), creates and
+        snapshots with ``QuotaExceeded``.
+        """
+
+    @abc.abstractmethod
     async def barrier(self) -> None:
         """Return once every change committed before the call was passed to ``on_change``."""
 

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING
 
 from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
 from ds_server.stores._postgres import PostgresPersistence
+from ds_server.stores._quotas import NO_QUOTAS, quota_policy
 
 if TYPE_CHECKING:
     from typing import Self
 
     from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
+    from ds_server.stores._quotas import QuotaPolicy
 
 
 class PostgresStore(LogStore):
@@ -33,13 +35,17 @@ class PostgresStore(LogStore):
         max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
         schema: str = "ds_server",
         pool_size: int = 8,
+        quotas: QuotaPolicy = NO_QUOTAS,
     ) -> None:
-        self.persistence = PostgresPersistence(url, schema_name=schema, pool_size=pool_size)
+        self.persistence = PostgresPersistence(
+            url, schema_name=schema, pool_size=pool_size, quotas=quotas
+        )
         super().__init__(
             live,
             self.persistence,
             max_retained_bytes=max_retained_bytes,
             max_snapshot_bytes=max_snapshot_bytes,
+            quotas=quotas,
         )
 
     @classmethod
@@ -52,4 +58,5 @@ class PostgresStore(LogStore):
             max_snapshot_bytes=settings.limits.max_snapshot_bytes,
             schema=storage.postgres_schema,
             pool_size=storage.postgres_pool_size,
+            quotas=quota_policy(settings),
         )

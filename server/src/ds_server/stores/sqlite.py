@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
+from ds_server.stores._quotas import NO_QUOTAS, quota_policy
 from ds_server.stores._sqlite import SqlitePersistence
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
     from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
+    from ds_server.stores._quotas import QuotaPolicy
 
 DB_FILE = "sqlite/streams.db"
 
@@ -32,6 +34,7 @@ class SqliteStore(LogStore):
         *,
         max_retained_bytes: int,
         max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
+        quotas: QuotaPolicy = NO_QUOTAS,
         max_db_bytes: int = 0,
     ) -> None:
         self.persistence = SqlitePersistence(path, max_db_bytes=max_db_bytes)
@@ -40,6 +43,7 @@ class SqliteStore(LogStore):
             self.persistence,
             max_retained_bytes=max_retained_bytes,
             max_snapshot_bytes=max_snapshot_bytes,
+            quotas=quotas,
         )
 
     @classmethod
@@ -49,5 +53,6 @@ class SqliteStore(LogStore):
             settings.storage.data_dir / DB_FILE,
             max_retained_bytes=settings.limits.max_retained_bytes,
             max_snapshot_bytes=settings.limits.max_snapshot_bytes,
+            quotas=quota_policy(settings),
             max_db_bytes=settings.storage.sqlite_max_db_bytes,
         )

@@ -19,6 +19,7 @@ from ds_spark.analytics.postgres_load import load_postgres
 from ds_spark.analytics.report import write_report
 from ds_spark.postgres import ensure_schema
 from ds_spark.steps import step as _step
+from ds_spark.tokens import token_options
 
 if TYPE_CHECKING:
     from datetime import date
@@ -73,9 +74,7 @@ def extract(spark: SparkSession, settings: Settings, run: AnalyticsRun) -> DataF
         # The retained messages; a stream whose history a snapshot retired says so (410).
         .option("startingOffsets", "-1")
     )
-    if settings.token_value:
-        reader = reader.option("token", settings.token_value)
-    return reader.load()
+    return reader.options(**token_options(settings.token_source)).load()
 
 
 def transform(events: DataFrame) -> AnalyticsFrames:

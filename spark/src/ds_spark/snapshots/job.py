@@ -25,6 +25,7 @@ from ds_spark.snapshots.publish import publish_states
 from ds_spark.snapshots.states import to_states
 from ds_spark.snapshots.verify import mismatches, verify
 from ds_spark.steps import step as _step
+from ds_spark.tokens import token_options
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from ds_spark.settings import Settings
+    from ds_spark.tokens import Token
 
 log = logging.getLogger("ds_spark.snapshots")
 
@@ -41,7 +43,7 @@ class StreamSource:
     """Where the streams are: the server, a bearer token, the stream globs."""
 
     url: str
-    token: str | None
+    token: Token | None
     patterns: str
 
 
@@ -58,9 +60,7 @@ def read_up_to(spark: SparkSession, source: StreamSource, ends: Mapping[str, int
         )
         .option("onlyEndingStreams", "true")
     )
-    if source.token:
-        reader = reader.option("token", source.token)
-    return reader.load()
+    return reader.options(**token_options(source.token)).load()
 
 
 def ends_frame(spark: SparkSession, ends: Mapping[str, int]) -> DataFrame:
@@ -86,7 +86,7 @@ class SnapshotOutcome:
 
 def main(spark: SparkSession, settings: Settings) -> SnapshotOutcome:
     """Publish every session stream's state at ds-sync's checkpoint, then verify it."""
-    source = StreamSource(settings.server_url, settings.token_value, settings.streams)
+    source = StreamSource(settings.server_url, settings.token_source, settings.streams)
     with _step("schema: ds-sync's migrations"):
         ensure_schema(settings.postgres_url)
     with _step("extract: ds-sync's committed checkpoints"):
@@ -122,7 +122,7 @@ def session_streams(settings: Settings) -> set[str]:
     """The JSON streams the patterns name now: a deleted one keeps its checkpoint, not its
     snapshot, and a stream that is not JSON is left alone, as ds-sync leaves it."""
     found: set[str] = set()
-    with ServerApi(settings.server_url, settings.token_value) as api:
+    with ServerApi(settings.server_url, settings.token_source) as api:
         for pattern in parse_patterns(settings.streams):
             if pattern.bucket is None:
                 info = api.head(pattern.text)

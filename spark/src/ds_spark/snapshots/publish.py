@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame
 
+    from ds_spark.tokens import Token
+
 OUTCOMES_SCHEMA = "stream string, offset string, outcome string"
 PUBLISHED = "published"
 UNCHANGED = "unchanged"
@@ -24,7 +26,7 @@ NO_BUCKET = "in no bucket (nor top-level): it can't have a snapshot"
 _OUTPUT = pa.schema([("stream", pa.string()), ("offset", pa.string()), ("outcome", pa.string())])
 
 
-def publish_states(states: DataFrame, ends: DataFrame, url: str, token: str | None) -> DataFrame:
+def publish_states(states: DataFrame, ends: DataFrame, url: str, token: Token | None) -> DataFrame:
     """``stream, offset, outcome`` for each stream of ``states`` that has an end in ``ends``.
 
     ``ends`` (``stream, end``) says where each stream's fold stopped: the
@@ -37,7 +39,7 @@ def publish_states(states: DataFrame, ends: DataFrame, url: str, token: str | No
 
 
 def _publish_batches(
-    url: str, token: str | None, batches: Iterator[pa.RecordBatch]
+    url: str, token: Token | None, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     with ServerApi(url, token) as api:
         for batch in batches:

@@ -2,7 +2,8 @@
 
 Options: ``url`` (default ``http://127.0.0.1:4437``), ``streams`` (comma-
 separated globs: stream paths or ``{bucket}/*``), ``token`` (a bearer
-token, for a server behind the gateway), ``startingOffsets`` (``bootstrap``:
+token, for a server behind the gateway) or ``tokenFile`` (a file holding
+it, read again when it changes: ``ds_spark.tokens``), ``startingOffsets`` (``bootstrap``:
 the snapshot and every message after it, the default; ``earliest``: the
 retained messages only; ``-1`` or a 20-digit offset; or a JSON object of
 stream -> any of these), ``endingOffsets`` (``latest``, or a JSON object of

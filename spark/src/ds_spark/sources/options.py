@@ -10,9 +10,12 @@ import msgspec
 from ds_spark.errors import DsSparkError
 from ds_spark.offsets import BEGINNING, OffsetError, parse_offset
 from ds_spark.patterns import Pattern, parse_patterns
+from ds_spark.tokens import token_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from ds_spark.tokens import Token
 
 DEFAULT_URL = "http://127.0.0.1:4437"
 BOOTSTRAP = "bootstrap"
@@ -38,7 +41,7 @@ class Start:
 class SourceOptions:
     url: str
     patterns: tuple[Pattern, ...]
-    token: str | None
+    token: Token | None  # a string, or the file holding it (option tokenFile)
     default_start: Start
     starts: Mapping[str, Start]
     ends: Mapping[str, int]
@@ -59,7 +62,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
     return SourceOptions(
         url=options.get("url", DEFAULT_URL),
         patterns=parse_patterns(streams),
-        token=options.get("token") or None,
+        token=token_of(options),
         default_start=default_start,
         starts=starts,
         ends=_ends(options.get("endingOffsets", LATEST)),

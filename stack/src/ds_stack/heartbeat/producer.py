@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import psycopg
+from durable_sessions.tokens import token_auth
 
 if TYPE_CHECKING:
     import threading
@@ -73,11 +74,13 @@ class Heartbeat:
         self.settings = settings
         self.stop = stop
         self.stream_url = f"{settings.server_url}/v1/stream/{settings.stream}"
-        headers = {"Content-Type": JSON}
-        if settings.token is not None:
-            headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
+        # A token file is read again when it changes, and after a 401.
         self.http = httpx.Client(
-            headers=headers, timeout=_REQUEST_SECS, trust_env=False, verify=_trusted()
+            headers={"Content-Type": JSON},
+            auth=token_auth(settings.token_source),
+            timeout=_REQUEST_SECS,
+            trust_env=False,
+            verify=_trusted(),
         )
         self.producer_id = f"heartbeat-{socket.gethostname()}"
         # A new epoch per run (the server fences older ones); seq counts from 0 in it.

@@ -6,7 +6,9 @@ ds-sync's defaults (the ``DS_HEARTBEAT__`` form wins when both are set).
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field, SecretStr
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PREFIX = "DS_HEARTBEAT__"
@@ -33,6 +35,12 @@ class Settings(BaseSettings):
         default=None,
         description="bearer token, when the server is behind Envoy (write on the stream's bucket)",
     )
+    token_file: Path | None = Field(
+        default=None,
+        description="a file holding that token instead, read again whenever it changes (and "
+        "after a `401`): a token renewed while the heartbeat runs; not with "
+        "`DS_HEARTBEAT__TOKEN`",
+    )
     interval_secs: float = Field(default=5.0, gt=0, description="seconds between two ticks")
     keep: int = Field(
         default=100,
@@ -45,3 +53,16 @@ class Settings(BaseSettings):
         description="where even ticks append their session event (ds-sync copies it into "
         "`session_events`)",
     )
+
+    @model_validator(mode="after")
+    def _one_token(self) -> Settings:
+        if self.token is not None and self.token_file is not None:
+            raise ValueError("set DS_HEARTBEAT__TOKEN or DS_HEARTBEAT__TOKEN_FILE, not both")
+        return self
+
+    @property
+    def token_source(self) -> str | Path | None:
+        """The bearer token: a file to read (again when it changes), a string, or none."""
+        if self.token_file is not None:
+            return self.token_file
+        return None if self.token is None else self.token.get_secret_value()

@@ -4,6 +4,11 @@ Each function is one whole mutation, announced on the change feed from the
 same transaction: the writer may commit several in one transaction, and
 replays each alone if the shared one fails, so they have no effect outside
 the database.
+
+Those that change what a bucket stores update its ``bucket_usage`` row (the
+writer has locked it) by what the stored rows say changed. A create or a
+snapshot its bucket's quota has no room for changes nothing and *returns*
+the error (raising would roll back the other writes of the batch).
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ds_server.stores._postgres import chunks, feed
 from ds_server.stores._postgres.rows import INSERT_STREAM, stream_values
-from ds_server.stores.errors import StaleStream, StreamNotFound
+from ds_server.stores._quotas import Quota, Usage, bucket_of
+from ds_server.stores.errors import PayloadTooLarge, QuotaExceeded, StaleStream, StreamNotFound
 from ds_server.stores.persistence import StreamChange
 
 if TYPE_CHECKING:
@@ -60,13 +66,41 @@ class Feed:
         feed.notify(conn, self.channel, change)
 
 
+def charge(
+    conn: psycopg.Connection[Any], bucket: str, quota: Quota, size: int, streams: int = 0
+) -> QuotaExceeded | PayloadTooLarge | None:
+    """Count a write in its bucket's stored totals; the error instead if there is no room."""
+    row = conn.execute(
+        "SELECT bytes, streams FROM bucket_usage WHERE bucket = %s", (bucket,)
+    ).fetchone()
+    usage = Usage(bucket, quota, *row) if row is not None else Usage(bucket, quota)
+    try:
+        usage.charge(size, streams)
+    except (QuotaExceeded, PayloadTooLarge) as error:
+        return error
+    conn.execute(
+        "UPDATE bucket_usage SET bytes = bytes + %s, streams = streams + %s WHERE bucket = %s",
+        (size, streams, bucket),
+    )
+    return None
+
+
 def create_stream(
     conn: psycopg.Connection[Any],
     announce: Feed,
     state: StreamState,
     messages: Sequence[bytes],
-) -> None:
-    """Insert a new stream with its initial messages (a path taken meanwhile: UniqueViolation)."""
+    quota: Quota,
+) -> QuotaExceeded | PayloadTooLarge | None:
+    """Insert a new stream with its initial messages (a path taken meanwhile: UniqueViolation).
+
+    ``quota``: its bucket's; the error when there is no room (nothing is stored then).
+    """
+    bucket = bucket_of(state.path)
+    if bucket is not None:
+        refused = charge(conn, bucket, quota, state.retained_bytes, streams=1)
+        if refused is not None:
+            return refused
     conn.execute(INSERT_STREAM, stream_values(state))
     if state.producers:
         producers = state.producers
@@ -84,6 +118,7 @@ def create_stream(
         conn.execute(_UPSERT_WRITER_SEQS, (state.stream_id, list(seqs), list(seqs.values())))
     chunks.insert(conn, state.stream_id, state.fork_offset, messages)
     announce.announce(conn, "create", state)
+    return None
 
 
 def save_state(conn: psycopg.Connection[Any], announce: Feed, state: StreamState) -> None:
@@ -114,20 +149,35 @@ def save_snapshot(
     snapshot: SnapshotInfo,
     earliest: int,
     data: bytes,
-) -> None:
+    quota: Quota,
+) -> QuotaExceeded | PayloadTooLarge | None:
     """Replace the stream's snapshot and move its earliest offset, together.
 
     Only that column of the stream's row is written (and not its version):
-    the rest belongs to appends, which go on meanwhile.
+    the rest belongs to appends, which go on meanwhile. ``quota``: the
+    bucket's; the error when it has no room for what the snapshot adds.
     """
+    stored = conn.execute(
+        "SELECT s.earliest_offset, coalesce(n.size, 0) FROM streams s"
+        " LEFT JOIN snapshots n ON n.stream_id = s.stream_id WHERE s.stream_id = %s"
+        " FOR UPDATE OF s",
+        (state.stream_id,),
+    ).fetchone()
+    if stored is None:
+        raise StreamNotFound()  # purged while the snapshot waited for the writer
+    bucket = bucket_of(state.path)
+    if bucket is not None:
+        old_earliest, old_size = stored
+        refused = charge(conn, bucket, quota, snapshot.size - old_size - (earliest - old_earliest))
+        if refused is not None:
+            return refused
     cursor = conn.execute(
         "UPDATE streams SET earliest_offset = %s WHERE stream_id = %s"
         " RETURNING version, tail, closed",
         (earliest, state.stream_id),
     )
     row = cursor.fetchone()
-    if row is None:
-        raise StreamNotFound()  # purged while the snapshot waited for the writer
+    assert row is not None  # locked above: no purge came in between
     conn.execute(
         _REPLACE_SNAPSHOT,
         (
@@ -145,6 +195,7 @@ def save_snapshot(
         "snapshot", state.stream_id, state.path, version, tail, closed, announce.origin
     )
     feed.notify(conn, announce.channel, change)
+    return None
 
 
 def reclaim_before(conn: psycopg.Connection[Any], stream_id: str, before: int) -> int:
@@ -166,15 +217,27 @@ def reclaim_before(conn: psycopg.Connection[Any], stream_id: str, before: int) -
 
 
 def purge(conn: psycopg.Connection[Any], announce: Feed, state: StreamState) -> None:
-    """Delete a stream's rows from every table."""
+    """Delete a stream's rows from every table, and uncount it from its bucket's totals."""
     for statement in (
         "DELETE FROM chunks WHERE stream_id = %s",
         "DELETE FROM producers WHERE stream_id = %s",
         "DELETE FROM writer_seqs WHERE stream_id = %s",
-        "DELETE FROM snapshots WHERE stream_id = %s",
-        "DELETE FROM streams WHERE stream_id = %s",
     ):
         conn.execute(statement, (state.stream_id,))
+    snapshot = conn.execute(
+        "DELETE FROM snapshots WHERE stream_id = %s RETURNING size", (state.stream_id,)
+    ).fetchone()
+    stream = conn.execute(
+        "DELETE FROM streams WHERE stream_id = %s RETURNING tail - earliest_offset",
+        (state.stream_id,),
+    ).fetchone()
+    bucket = bucket_of(state.path)
+    if bucket is not None and stream is not None:
+        size = stream[0] + (snapshot[0] if snapshot is not None else 0)
+        conn.execute(
+            "UPDATE bucket_usage SET bytes = bytes - %s, streams = streams - 1 WHERE bucket = %s",
+            (size, bucket),
+        )
     announce.announce(conn, "purge", state)
 
 

@@ -13,6 +13,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ds_server.stores._postgres import chunks, feed, mutations, rows, schema
 from ds_server.stores._postgres.writer import Writer, WriterStats
+from ds_server.stores._quotas import NO_QUOTAS, Quota, bucket_of
 from ds_server.stores.errors import SnapshotNotFound, StorageUnavailable, StoreError
 from ds_server.stores.persistence import SharedPersistence
 
@@ -21,10 +22,13 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from ds_server.stores._commit import AppendCommit
+    from ds_server.stores._quotas import QuotaPolicy
     from ds_server.stores._rules import StreamState
     from ds_server.stores.persistence import Chunk, StreamChange
 
 log = logging.getLogger("ds_server.postgres")
+
+NO_QUOTA = Quota()
 
 # How long a read waits for a pooled connection before answering 503.
 _POOL_TIMEOUT_SECS = 10.0
@@ -39,8 +43,16 @@ class PostgresPersistence(SharedPersistence):
     acknowledged write is committed with ``synchronous_commit=on``.
     """
 
-    def __init__(self, url: str, *, schema_name: str = "ds_server", pool_size: int = 8) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema_name: str = "ds_server",
+        pool_size: int = 8,
+        quotas: QuotaPolicy = NO_QUOTAS,
+    ) -> None:
         self.origin = secrets.token_hex(8)
+        self._quotas = quotas
         self._url = url
         self._schema = schema_name
         self._channel = feed.channel_name(schema_name)
@@ -128,11 +140,28 @@ class PostgresPersistence(SharedPersistence):
 
     # -- streams --------------------------------------------------------------
 
+    def _counted_in(self, path: str) -> tuple[str, ...]:
+        bucket = bucket_of(path)
+        return () if bucket is None else (bucket,)
+
+    def _quota_of(self, path: str) -> Quota:
+        bucket = bucket_of(path)
+        return self._quotas.quota_of(bucket) if bucket is not None else NO_QUOTA
+
     async def create(self, state: StreamState, messages: Sequence[bytes]) -> None:
         self._writer.reset(state.stream_id)
-        await self._writer.submit(
-            partial(mutations.create_stream, announce=self._feed, state=state, messages=messages)
+        refused = await self._writer.submit(
+            partial(
+                mutations.create_stream,
+                announce=self._feed,
+                state=state,
+                messages=messages,
+                quota=self._quota_of(state.path),
+            ),
+            self._counted_in(state.path),
         )
+        if refused is not None:
+            raise refused
 
     async def append(self, commit: AppendCommit) -> asyncio.Future[None]:
         # Even a write that stores nothing is stored: it moves the version.
@@ -151,7 +180,10 @@ class PostgresPersistence(SharedPersistence):
             log.warning("could not record stream access times: %s", error)
 
     async def purge(self, state: StreamState) -> None:
-        await self._writer.submit(partial(mutations.purge, announce=self._feed, state=state))
+        await self._writer.submit(
+            partial(mutations.purge, announce=self._feed, state=state),
+            self._counted_in(state.path),
+        )
         self._writer.reset(state.stream_id)
 
     async def read(
@@ -201,7 +233,7 @@ class PostgresPersistence(SharedPersistence):
 
     async def save_snapshot(self, state: StreamState, data: bytes) -> None:
         assert state.snapshot is not None
-        await self._writer.submit(
+        refused = await self._writer.submit(
             partial(
                 mutations.save_snapshot,
                 announce=self._feed,
@@ -209,8 +241,12 @@ class PostgresPersistence(SharedPersistence):
                 snapshot=state.snapshot,
                 earliest=state.earliest_offset,
                 data=data,
-            )
+                quota=self._quota_of(state.path),
+            ),
+            self._counted_in(state.path),
         )
+        if refused is not None:
+            raise refused
 
     async def load_snapshot(self, stream_id: str, offset: int) -> bytes:
         data: bytes | None = await self._read(
@@ -241,6 +277,12 @@ class PostgresPersistence(SharedPersistence):
     async def load_streams(self) -> list[StreamState]:
         states: list[StreamState] = await self._read(rows.load_states)
         return states
+
+    async def load_usage(self, buckets: Sequence[str]) -> list[tuple[str, int, int]]:
+        usage: list[tuple[str, int, int]] = await self._read(
+            partial(rows.load_usage, buckets=buckets)
+        )
+        return usage
 
     async def count_forks(self, stream_id: str) -> int:
         count: int = await self._read(partial(rows.count_forks, stream_id=stream_id))

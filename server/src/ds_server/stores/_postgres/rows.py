@@ -9,6 +9,8 @@ from ds_server.stores._rules import StreamState
 from ds_server.stores.base import Expiry, ProducerClaim, SnapshotInfo
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import psycopg
 
 # In the order ``_state`` unpacks them.
@@ -169,6 +171,17 @@ async def load_buckets(conn: psycopg.AsyncConnection[Any]) -> list[tuple[str, fl
     """Every bucket as ``(bucket_id, created_at)``."""
     cursor = await conn.execute("SELECT bucket_id, created_at FROM buckets")
     return [(bucket_id, created_at) for bucket_id, created_at in await cursor.fetchall()]
+
+
+async def load_usage(
+    conn: psycopg.AsyncConnection[Any], buckets: Sequence[str]
+) -> list[tuple[str, int, int]]:
+    """The stored totals ``(bucket, bytes, streams)`` of those of ``buckets`` that have a row."""
+    cursor = await conn.execute(
+        "SELECT bucket, bytes, streams FROM bucket_usage WHERE bucket = ANY(%s::text[])",
+        (list(buckets),),
+    )
+    return [(name, int(size), int(streams)) for name, size, streams in await cursor.fetchall()]
 
 
 async def load_snapshot(

@@ -19,9 +19,18 @@ Connections set ``search_path`` to it, so statements name tables unqualified.
   would cost CPU on every append.
 - ``snapshots``: at most one per stream, with its blob.
 - ``buckets``: the /ds buckets.
+- ``bucket_usage``: each bucket's running totals (``_quotas``): the bytes its
+  streams retain plus their snapshots, and its streams. Every write that
+  changes them updates them in its own transaction, so they always equal
+  the sums over ``streams`` and ``snapshots``; a write its bucket's quota
+  has no room for is refused, and changes nothing. Writers lock the rows
+  of a transaction's buckets first, in order (see ``writer``).
 
 ``ds_append`` stores one append if, and only if, the stored version is the
-one it was decided on (see ``writer``).
+one it was decided on (see ``writer``) and its bucket has room.
+
+Version 1 (before quotas) had no ``bucket_usage`` and a ``ds_append``
+without the quota check; opening it migrates it (``_MIGRATE_1``).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from psycopg import sql
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PIECE_BYTES = 64 * 1024
 
 _TABLES: tuple[LiteralString, ...] = (
@@ -112,20 +121,56 @@ _TABLES: tuple[LiteralString, ...] = (
         created_at double precision NOT NULL
     )
     """,
-    # A stream's consecutive appends, fenced: nothing is written unless the
-    # stored state is the one the first was decided on (version, tail, open).
-    # Returns whether they were stored.
+)
+
+# Everything since version 1: created with the tables, or added by the migration.
+_QUOTAS: tuple[LiteralString, ...] = (
     """
-    CREATE OR REPLACE FUNCTION ds_append(
+    CREATE TABLE IF NOT EXISTS bucket_usage (
+        bucket text PRIMARY KEY,
+        bytes bigint NOT NULL DEFAULT 0,
+        streams bigint NOT NULL DEFAULT 0
+    )
+    """,
+    # The totals of what is stored (the first path segment is the bucket;
+    # ``__`` streams belong to none): what the writes keep up to date after.
+    """
+    INSERT INTO bucket_usage (bucket, bytes, streams)
+    SELECT split_part(s.path, '/', 1),
+        sum(s.tail - s.earliest_offset + coalesce(n.size, 0)), count(*)
+    FROM streams s LEFT JOIN snapshots n ON n.stream_id = s.stream_id
+    WHERE left(s.path, 2) <> '__'
+    GROUP BY 1
+    ON CONFLICT (bucket) DO NOTHING
+    """,
+    "DROP FUNCTION IF EXISTS ds_append",
+    # A stream's consecutive appends, fenced: nothing is written unless the
+    # stored state is the one the first was decided on (version, tail, open)
+    # and the bucket (NULL: none) has room for them under ``p_max_bytes``
+    # (NULL: no limit); its ``bucket_usage`` row is locked by the caller.
+    # Returns 0 when they were stored, 1 for a stale state, 2 for no room.
+    """
+    CREATE FUNCTION ds_append(
         p_stream_id text, p_from_version bigint, p_to_version bigint,
         p_start bigint, p_end bigint, p_has_data boolean,
         p_last_access double precision, p_last_write double precision,
         p_starts bigint[], p_conts boolean[], p_pieces bytea[],
         p_producers text[], p_epochs bigint[], p_seqs bigint[],
         p_writers text[], p_stream_seqs text[],
-        p_close boolean, p_closer text, p_closer_epoch bigint, p_closer_seq bigint
-    ) RETURNS boolean LANGUAGE plpgsql AS $$
+        p_close boolean, p_closer text, p_closer_epoch bigint, p_closer_seq bigint,
+        p_bucket text, p_max_bytes bigint
+    ) RETURNS integer LANGUAGE plpgsql AS $$
+    DECLARE
+        v_size bigint := p_end - p_start;
+        v_counted boolean := p_bucket IS NOT NULL AND v_size > 0;
     BEGIN
+        IF v_counted THEN
+            UPDATE bucket_usage SET bytes = bytes + v_size
+            WHERE bucket = p_bucket AND (p_max_bytes IS NULL OR bytes + v_size <= p_max_bytes);
+            IF NOT FOUND THEN
+                RETURN 2;
+            END IF;
+        END IF;
         UPDATE streams SET
             tail = p_end,
             last_access = p_last_access,
@@ -141,7 +186,10 @@ _TABLES: tuple[LiteralString, ...] = (
             AND (NOT closed OR (p_end = p_start AND NOT p_close
                 AND cardinality(p_producers) = 0 AND cardinality(p_writers) = 0));
         IF NOT FOUND THEN
-            RETURN false;
+            IF v_counted THEN
+                UPDATE bucket_usage SET bytes = bytes - v_size WHERE bucket = p_bucket;
+            END IF;
+            RETURN 1;
         END IF;
         INSERT INTO chunks (stream_id, start, cont, data)
             SELECT p_stream_id, s, c, d FROM unnest(p_starts, p_conts, p_pieces) AS t(s, c, d);
@@ -152,7 +200,7 @@ _TABLES: tuple[LiteralString, ...] = (
         INSERT INTO writer_seqs (stream_id, writer, seq)
             SELECT p_stream_id, w, q FROM unnest(p_writers, p_stream_seqs) AS t(w, q)
             ON CONFLICT (stream_id, writer) DO UPDATE SET seq = excluded.seq;
-        RETURN true;
+        RETURN 0;
     END
     $$
     """,
@@ -175,14 +223,19 @@ async def ensure_schema(conn: psycopg.AsyncConnection[Any], schema: str) -> None
         await conn.execute(_TABLES[0])
         cursor = await conn.execute("SELECT value FROM meta WHERE name = 'schema_version'")
         row = await cursor.fetchone()
-        if row is not None and row[0] != str(SCHEMA_VERSION):
+        if row is not None and row[0] not in ("1", str(SCHEMA_VERSION)):
             raise SchemaError(
                 f"schema {schema!r} has version {row[0]}, this server needs {SCHEMA_VERSION}"
             )
         if row is None:
             for statement in _TABLES[1:]:
                 await conn.execute(statement)
+        if row is None or row[0] == "1":
+            # New, or written before quotas: count what is stored.
+            for statement in _QUOTAS:
+                await conn.execute(statement)
             await conn.execute(
-                "INSERT INTO meta (name, value) VALUES ('schema_version', %s)",
+                "INSERT INTO meta (name, value) VALUES ('schema_version', %s)"
+                " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                 (str(SCHEMA_VERSION),),
             )

@@ -13,11 +13,19 @@ Appends are fenced: a stream's appends in a batch are merged into one call
 of ``ds_append``, which stores them only if the stored version is the one
 the first was decided on (``AppendCommit.version - 1``); otherwise all of
 them fail with ``StaleStream``, and other streams' appends in the batch
-still commit. Later appends of a stream whose write failed were decided on
-top of it, so they fail too, until the engine decides again on a state it
-rewound or reloaded (``reset``). The calls of a batch are pipelined: a batch
-costs a few round trips, whatever its size. Every change is announced with
-``pg_notify`` in its transaction (see ``feed``).
+still commit. Likewise if their bucket's stored totals have no room for them
+(``QuotaRefused``: another process filled it). Later appends of a stream
+whose write failed were decided on top of it, so they fail too, until the
+engine decides again on a state it rewound or reloaded (``reset``). The
+calls of a batch are pipelined: a batch costs a few round trips, whatever
+its size. Every change is announced with ``pg_notify`` in its transaction
+(see ``feed``).
+
+A transaction first locks the ``bucket_usage`` rows of every bucket its
+writes count in, in bucket order (the rows are made beforehand, each in a
+transaction of its own): so two processes' batches that touch the same
+buckets wait for each other instead of deadlocking, and a bucket's quota is
+checked against totals no other transaction can change before ``COMMIT``.
 
 If a transaction fails for another reason, it is rolled back and each
 mutation is retried alone, so exactly the ones that cannot be stored fail
@@ -44,6 +52,7 @@ from ds_server.metrics.recorder import observe_commit
 from ds_server.stores._postgres import chunks, feed
 from ds_server.stores.errors import (
     PayloadTooLarge,
+    QuotaRefused,
     StaleStream,
     StorageFull,
     StorageUnavailable,
@@ -67,8 +76,17 @@ _MAX_BATCH_BYTES = 16 * 1024 * 1024
 _APPEND = """
     SELECT ds_append(%s, %s, %s, %s, %s, %s, %s, %s,
         %s::bigint[], %s::boolean[], %s::bytea[], %s::text[], %s::bigint[], %s::bigint[],
-        %s::text[], %s::text[], %s, %s, %s, %s)
+        %s::text[], %s::text[], %s, %s, %s, %s, %s, %s)
 """
+_MAKE_USAGE_ROWS = """
+    INSERT INTO bucket_usage (bucket) SELECT unnest(%s::text[]) ORDER BY 1
+    ON CONFLICT (bucket) DO NOTHING
+"""
+_LOCK_USAGE_ROWS = """
+    SELECT bucket FROM bucket_usage WHERE bucket = ANY(%s::text[]) ORDER BY bucket FOR UPDATE
+"""
+# ``ds_append``'s answers.
+_STORED, _STALE = 0, 1
 
 
 @dataclass(slots=True)
@@ -77,7 +95,8 @@ class WriterStats:
 
     transactions: int = 0  # committed write transactions
     mutations: int = 0  # mutations (appends included) committed in them
-    stale: int = 0  # appends refused as decided on an outdated state
+    stale: int = 0  # appends refused as decided on an outdated state (or over quota)
+    over_quota: int = 0  # appends refused by their bucket's stored totals
 
 
 @dataclass(slots=True)
@@ -88,6 +107,15 @@ class _Job:
     work: Callable[[Conn], Any] | None = None
     # A stream the engine decides afresh (see ``Writer.reset``).
     reset: str | None = None
+    # The buckets whose totals ``work`` changes.
+    buckets: tuple[str, ...] = ()
+
+    def counted_in(self) -> tuple[str, ...]:
+        """The buckets whose totals the job changes."""
+        commit = self.commit
+        if commit is not None:
+            return () if commit.usage is None else (commit.usage.bucket,)
+        return self.buckets
 
 
 def storage_error(error: Exception) -> Exception:
@@ -122,6 +150,7 @@ def _params(commits: list[AppendCommit]) -> tuple[object, ...]:
     seqs = {c.writer: c.stream_seq for c in commits if c.stream_seq is not None}
     closing = next((c for c in commits if c.close), None)
     closer = closing.producer if closing is not None else None
+    usage = last.usage
     return (
         first.stream_id,
         first.version,
@@ -143,6 +172,8 @@ def _params(commits: list[AppendCommit]) -> tuple[object, ...]:
         closer.producer_id if closer else None,
         closer.epoch if closer else None,
         closer.seq if closer else None,
+        usage.bucket if usage is not None else None,
+        usage.quota.max_bytes if usage is not None else None,
     )
 
 
@@ -161,6 +192,8 @@ class Writer:
         # stream_id -> the last version of an append that failed: later ones build on it.
         self._broken: dict[str, int] = {}
         self._committing = False
+        # Buckets whose ``bucket_usage`` row exists (rows are never deleted).
+        self._usage_rows: set[str] = set()
         self.stats = WriterStats()
 
     async def start(self) -> None:
@@ -178,11 +211,15 @@ class Writer:
         self._queue.put(_Job(loop, future, commit=commit))
         return future
 
-    def submit(self, work: Callable[[Conn], T]) -> asyncio.Future[T]:
-        """Queue ``work`` (run inside the batch's transaction); resolves once committed."""
+    def submit(self, work: Callable[[Conn], T], buckets: tuple[str, ...] = ()) -> asyncio.Future[T]:
+        """Queue ``work`` (run inside the batch's transaction); resolves once committed.
+
+        ``buckets``: those whose ``bucket_usage`` rows ``work`` reads or
+        changes; they are locked before it runs.
+        """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._queue.put(_Job(loop, future, work=work))
+        self._queue.put(_Job(loop, future, work=work, buckets=buckets))
         return future
 
     def reset(self, stream_id: str) -> None:
@@ -297,7 +334,12 @@ class Writer:
         """Run ``batch`` in one transaction; each job's result or StaleStream."""
         results: list[Any] = [None] * len(batch)
         appended: list[str] = []
+        buckets = sorted({bucket for job in batch for bucket in job.counted_in()})
+        if buckets:
+            self._make_usage_rows(conn, buckets)
         with conn.transaction():
+            if buckets:
+                conn.execute(_LOCK_USAGE_ROWS, (buckets,))
             i = 0
             while i < len(batch):
                 if batch[i].commit is None:
@@ -319,6 +361,14 @@ class Writer:
         self.stats.transactions += 1
         self.stats.mutations += sum(1 for r in results if not isinstance(r, StaleStream))
         return results
+
+    def _make_usage_rows(self, conn: Conn, buckets: list[str]) -> None:
+        """Make the missing ``bucket_usage`` rows, committed before any is locked."""
+        missing = [bucket for bucket in buckets if bucket not in self._usage_rows]
+        if missing:
+            # Autocommit: no lock of it is held while the batch waits for others'.
+            conn.execute(_MAKE_USAGE_ROWS, (missing,))
+            self._usage_rows.update(missing)
 
     def _appends(
         self, conn: Conn, batch: list[_Job], i: int, j: int, results: list[Any]
@@ -344,13 +394,16 @@ class Writer:
             for group, ks in zip(groups, indexes, strict=True):
                 row = cursor.fetchone()
                 stream_id = group[0].stream_id
-                if row is not None and row[0]:
+                answer = row[0] if row is not None else _STALE
+                if answer == _STORED:
                     stored.append(stream_id)
                 else:
                     self._broken[stream_id] = group[-1].version
                     self.stats.stale += len(ks)
+                    if answer != _STALE:
+                        self.stats.over_quota += len(ks)
                     for k in ks:
-                        results[k] = StaleStream()
+                        results[k] = StaleStream() if answer == _STALE else QuotaRefused()
                 cursor.nextset()
         return list(dict.fromkeys(stored))
 
