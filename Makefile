@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 # Debian's own (15/main, port 5432); nothing here uses it or minds it.
 POSTGRES15_BIN := /usr/lib/postgresql/15/bin
 
-.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot quickstart-shot extensions fuzz conformance conformance-compiled wheel docs config-reference cli-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot quickstart-shot extensions fuzz conformance conformance-compiled wheel docs config-reference cli-reference compose-check envoy-configs fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -239,6 +239,9 @@ cli-reference: $(VENV)/.synced ## Regenerate docs/reference/cli.md from every co
 
 # Debian's docker-compose (1.29) validates the file without a Docker engine.
 COMPOSE_PROFILES_ALL := --profile sync --profile dev --profile spark
+
+envoy-configs: $(VENV)/.synced ## Render proxy/envoy/envoy.yaml, envoy.container.yaml and envoy.prod.yaml from envoy.template.yaml (a test fails while one is stale)
+	$(PY) -m ds_proxy.envoy_template --write
 
 compose-check: ## Validate docker-compose.yml with every profile (docker-compose config; no Docker engine needed)
 	@command -v docker-compose > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y docker-compose)
