@@ -12,6 +12,7 @@ and pins are kept.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import re
 import subprocess
 import sys
@@ -113,7 +114,8 @@ def _copied_from(steps: list[tuple[str, str]]) -> set[str]:
 
 def _build_steps(target: str) -> list[tuple[str, str]]:
     """The instructions of the stages a target copies from (and their bases)."""
-    return [step for stage in sorted(_copied_from(_image_steps(target))) for step in _image_steps(stage)]
+    stages = sorted(_copied_from(_image_steps(target)))
+    return [step for stage in stages for step in _image_steps(stage)]
 
 
 def _targets() -> set[str]:
@@ -214,7 +216,7 @@ def _installs(target: str) -> set[str]:
     flags = syncs[-1].split()  # the environment that ships
     options = [
         arg
-        for flag, value in zip(flags, flags[1:], strict=False)
+        for flag, value in itertools.pairwise(flags)
         if flag in ("--package", "--extra")
         for arg in (flag, value)
     ]
