@@ -15,7 +15,8 @@ ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 # ---- shared stages -----------------------------------------------------------
 
-# uv and every member's manifest: uv checks the lock against the whole workspace.
+# uv and every member's manifest (with the readme it names): uv checks the lock
+# against the whole workspace.
 FROM ${PYTHON_IMAGE} AS workspace
 RUN pip install --no-cache-dir uv==0.13.8
 ENV UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never UV_COMPILE_BYTECODE=1 \
@@ -24,7 +25,7 @@ WORKDIR /src
 COPY pyproject.toml uv.lock ./
 COPY server/pyproject.toml server/
 COPY proxy/pyproject.toml proxy/
-COPY client/pyproject.toml client/
+COPY client/pyproject.toml client/README.md client/
 COPY stack/pyproject.toml stack/
 COPY sync/pyproject.toml sync/
 COPY spark/pyproject.toml spark/

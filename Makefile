@@ -31,10 +31,28 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml $(wildcard */pyproject.toml)
+# The workspace's environment, from uv.lock, in three sizes (pyproject.toml's
+# dependency groups): everything (.synced: every group, what `make setup` and
+# the tests use), what the stack runs (.synced-stack: `make dev` with no
+# snapshot schedule), and that with Spark (.synced-spark). `--inexact`: a
+# smaller sync never removes what a larger one installed.
+MANIFESTS := $(UV) uv.lock pyproject.toml $(wildcard */pyproject.toml)
+# Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
+PRECOMPILE = @$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src stack/src sync/src > /dev/null || true
+
+$(VENV)/.synced: $(MANIFESTS)
 	$(UV) sync --locked --inexact --all-groups --quiet
-	@# Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
-	@$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src stack/src sync/src > /dev/null || true
+	$(PRECOMPILE)
+	@touch $@
+
+$(VENV)/.synced-stack: $(MANIFESTS)
+	$(UV) sync --locked --inexact --no-default-groups --group stack --quiet
+	$(PRECOMPILE)
+	@touch $@
+
+$(VENV)/.synced-spark: $(MANIFESTS)
+	$(UV) sync --locked --inexact --no-default-groups --group stack --group spark --quiet
+	$(PRECOMPILE)
 	@touch $@
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
@@ -69,32 +87,34 @@ DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,SERVER_METRICS_PORT,--server-metrics-port) \
 	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs) $(call dev_flag,SNAPSHOT_SECS,--snapshot-secs) \
 	$(if $(filter command line,$(origin TLS)),$(if $(filter 1,$(TLS)),--tls))
+# `make dev` installs Spark for its snapshot schedule only: SNAPSHOT_SECS=0 runs without it.
+DEV_SYNCED = $(if $(filter command line,$(origin SNAPSHOT_SECS)),$(if $(filter 0 0.0,$(SNAPSHOT_SECS)),$(VENV)/.synced-stack,$(VENV)/.synced-spark),$(VENV)/.synced-spark)
 
-dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=; TLS=1: https and HTTP/2)
+dev: $(DEV_SYNCED) ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=; TLS=1: https and HTTP/2; installs no test tools or browser, and Spark only for the snapshots)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
-dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
+dev-cluster: $(DEV_SYNCED) ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
 	@$(PY) -m ds_stack.dev $(subst --state-dir $(DEV_DIR),--state-dir $(DEV_CLUSTER_DIR),$(DEV_FLAGS)) --replicas 3
 
-dev-cluster-reset: $(VENV)/.synced ## Delete the dev cluster's data in .dev-cluster/
+dev-cluster-reset: $(VENV)/.synced-stack ## Delete the dev cluster's data in .dev-cluster/
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_CLUSTER_DIR) reset
 
-dev-reset: $(VENV)/.synced ## Delete the dev stack's data in .dev/ (streams, Postgres, logs); refuses while `make dev` runs
+dev-reset: $(VENV)/.synced-stack ## Delete the dev stack's data in .dev/ (streams, Postgres, logs); refuses while `make dev` runs
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) reset
 
-analytics: $(VENV)/.synced ## ds-spark analytics against the running `make dev` stack (output in .dev/spark-output)
+analytics: $(VENV)/.synced-spark ## ds-spark analytics against the running `make dev` stack (output in .dev/spark-output)
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark analytics
 
-snapshots: $(VENV)/.synced ## ds-spark snapshots against the running `make dev` stack
+snapshots: $(VENV)/.synced-spark ## ds-spark snapshots against the running `make dev` stack
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark snapshots
 
 EXAMPLE_PORT ?= 3000
 
-example-chat: $(VENV)/.synced ## The example AI chat backend (examples/chat) on 127.0.0.1:3000 against the running `make dev` (EXAMPLE_PORT=)
+example-chat: $(VENV)/.synced-stack ## The example AI chat backend (examples/chat) on 127.0.0.1:3000 against the running `make dev` (EXAMPLE_PORT=)
 	@env_lines="$$($(PY) -m ds_stack.dev --state-dir $(DEV_DIR) env)" && eval "$$env_lines" && \
 		PYTHONPATH=examples/chat/src exec $(PY) -m chat_example --port $(EXAMPLE_PORT)
 
-dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
+dev-server: $(VENV)/.synced-stack ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
 	DS_STORAGE__DATA_DIR=$(DEV_DIR)/streams $(VENV)/bin/ds-server
 
 test: setup lint typecheck compose-check unit unit-compiled conformance conformance-compiled docs ## Lint, type-check, compose file, pytest (the server suite on both builds; gateway, browser, e2e), conformance (both builds), docs build

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import re
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from lock_packages import packages
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -183,6 +183,18 @@ def test_what_the_dockerfile_copies_exists() -> None:
         for source in rest.split()[:-1]
     }
     assert members | {"pyproject.toml", "uv.lock"} <= workspace
+    # A readme a manifest names is part of its metadata: without it the member doesn't build.
+    assert _readmes() <= workspace
+
+
+def _readmes() -> set[str]:
+    found = set()
+    for member in _workspace_members():
+        manifest = tomllib.loads((ROOT / member / "pyproject.toml").read_text(encoding="utf-8"))
+        readme = manifest["project"].get("readme")
+        if readme is not None:
+            found.add(f"{member}/{readme}")
+    return found
 
 
 def _workspace_members() -> list[str]:
@@ -210,24 +222,20 @@ def test_the_server_image_runs_the_compiled_build() -> None:
 
 
 def _installs(target: str) -> set[str]:
-    """The packages a target's `uv sync` installs, from uv.lock (by `uv export`)."""
+    """The packages a target's `uv sync` installs, from uv.lock."""
     runs = [rest for word, rest in _build_steps(target) if word == "RUN"]
     syncs = [part for run in runs for part in run.split("&&") if "uv sync" in part]
     flags = syncs[-1].split()  # the environment that ships
-    options = [
-        arg
-        for flag, value in itertools.pairwise(flags)
-        if flag in ("--package", "--extra")
-        for arg in (flag, value)
-    ]
-    uv = ROOT / ".tools" / "bin" / "uv"
-    command = [str(uv), "export", "--locked", "--no-dev", "--no-hashes", *options]
-    exported = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
-    return {
-        re.split(r"[=\s\[;]", line.strip(), maxsplit=1)[0]
-        for line in exported.stdout.splitlines()
-        if line.strip() and not line.lstrip().startswith(("#", "-e", "."))
-    }
+    assert "--no-dev" in flags
+    return packages(
+        "--no-dev",
+        *(
+            arg
+            for flag, value in itertools.pairwise(flags)
+            if flag in ("--package", "--extra")
+            for arg in (flag, value)
+        ),
+    )
 
 
 # What each image must not carry: what it never runs.
