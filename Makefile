@@ -119,9 +119,16 @@ dev-server: $(VENV)/.synced-stack ## Run ds-server alone on 127.0.0.1:4437 (no g
 
 test: setup lint typecheck compose-check unit unit-compiled conformance conformance-compiled docs ## Lint, type-check, compose file, pytest (the server suite on both builds; gateway, browser, e2e), conformance (both builds), docs build
 
-lint: $(VENV)/.synced ## ruff lint + format check
+# The workspace's members (pyproject.toml's [tool.uv.workspace]), each checked by deptry.
+MEMBERS := client server proxy sync spark stack bench
+
+lint: $(VENV)/.synced ## ruff lint + format check; deptry: every member declares what it imports and imports what it declares
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@for member in $(MEMBERS); do \
+		echo "deptry $$member/src"; \
+		(cd $$member && ../$(VENV)/bin/deptry src --no-ansi) || exit 1; \
+	done
 
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy

@@ -8,6 +8,7 @@ Spark or a browser, or a target that syncs more than it says, fails here.
 from __future__ import annotations
 
 import subprocess
+import tomllib
 
 import pytest
 from lock_packages import ROOT, packages
@@ -43,7 +44,7 @@ def _sync_commands(*make_args: str) -> list[str]:
         text=True,
         check=True,
     )
-    return [line for line in dry_run.stdout.splitlines() if " sync " in line]
+    return [line for line in dry_run.stdout.splitlines() if "uv sync " in line]
 
 
 @pytest.mark.parametrize(
@@ -60,3 +61,11 @@ def _sync_commands(*make_args: str) -> list[str]:
 def test_make_syncs_the_groups_a_target_needs(make_args: list[str], groups: str) -> None:
     [command] = _sync_commands(*make_args)
     assert command.endswith(f"sync --locked --inexact {groups} --quiet")
+
+
+def test_make_lint_checks_every_member() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    members = set(project["tool"]["uv"]["workspace"]["members"])
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    [line] = [line for line in makefile.splitlines() if line.startswith("MEMBERS :=")]
+    assert set(line.split(":=")[1].split()) == members
