@@ -75,24 +75,6 @@ _GENERATED = """\
 """
 
 
-@dataclass(frozen=True)
-class Variant:
-    """What one rendered config sets over the template."""
-
-    path: Path
-    header: str
-    listen_address: str
-    admin_address: str
-    upstream_host: str
-    providers: Callable[[], dict[str, Any]]
-    extra_clusters: Callable[[], list[ec.Config]]
-
-    @property
-    def upstream_by_name(self) -> bool:
-        """A host name (found through DNS), not an address."""
-        return not self.upstream_host.replace(".", "").isdigit()
-
-
 def _test_key_providers() -> dict[str, Any]:
     return {
         "issuer": TEST_ISSUER,
@@ -162,31 +144,43 @@ def _jwks_cluster() -> list[ec.Config]:
     ]
 
 
-DEV = Variant(
-    path=DEV_CONFIG,
-    header=_DEV_HEADER,
-    listen_address="127.0.0.1",
-    admin_address="127.0.0.1",
-    upstream_host="127.0.0.1",
-    providers=_test_key_providers,
-    extra_clusters=_no_clusters,
-)
+LOOPBACK = "127.0.0.1"
+EVERY_INTERFACE = "0.0.0.0"
+BY_NAME = "ds-server"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What one rendered config sets over the template (by default: the dev config's)."""
+
+    path: Path
+    header: str
+    listen_address: str = LOOPBACK
+    admin_address: str = LOOPBACK
+    upstream_host: str = LOOPBACK
+    providers: Callable[[], dict[str, Any]] = _test_key_providers
+    extra_clusters: Callable[[], list[ec.Config]] = _no_clusters
+
+    @property
+    def upstream_by_name(self) -> bool:
+        """A host name (found through DNS), not an address."""
+        return not self.upstream_host.replace(".", "").isdigit()
+
+
+DEV = Variant(path=DEV_CONFIG, header=_DEV_HEADER)
 CONTAINER = Variant(
     path=CONTAINER_CONFIG,
     header=_CONTAINER_HEADER,
-    listen_address="0.0.0.0",
-    admin_address="0.0.0.0",
-    upstream_host="ds-server",
-    providers=_test_key_providers,
-    extra_clusters=_no_clusters,
+    listen_address=EVERY_INTERFACE,
+    admin_address=EVERY_INTERFACE,
+    upstream_host=BY_NAME,
 )
 PRODUCTION = Variant(
     path=PROD_TEMPLATE,
     header=_PROD_HEADER,
-    listen_address="0.0.0.0",
-    # Admin stays on loopback: it can change Envoy's state.
-    admin_address="127.0.0.1",
-    upstream_host="ds-server",
+    # Admin stays on loopback (the default): it can change Envoy's state.
+    listen_address=EVERY_INTERFACE,
+    upstream_host=BY_NAME,
     providers=_remote_jwks_providers,
     extra_clusters=_jwks_cluster,
 )
