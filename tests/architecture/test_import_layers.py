@@ -89,7 +89,8 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
 def test_the_import_graph_sees_the_imports() -> None:
     # Absolute, from a package, relative and typing-only imports all count.
     assert "ds_server.edge.http" in GRAPH["ds_server.routes.dispatch"]
-    assert "ds_sync.metrics_export" in GRAPH["ds_sync.metrics"]
+    # Typing-only: durable_sessions.events imports Bootstrap under TYPE_CHECKING alone.
+    assert "durable_sessions.protocol.bootstrap" in GRAPH["durable_sessions.events"]
     assert "durable_sessions.protocol.headers" in GRAPH["durable_sessions.tokens"]
     assert "ds_sync" in {dep.split(".")[0] for dep in GRAPH["ds_spark.postgres"]}
     layers = MODULE_LAYERS["ds_server"]
