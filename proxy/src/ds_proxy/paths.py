@@ -11,7 +11,10 @@ from pathlib import Path
 PROXY_ROOT = Path(__file__).resolve().parents[2]
 KEYS_DIR = PROXY_ROOT / "keys"
 ENVOY_DIR = PROXY_ROOT / "envoy"
+# The one source of the configs below (ds_proxy.envoy_template renders them).
+TEMPLATE = ENVOY_DIR / "envoy.template.yaml"
 DEV_CONFIG = ENVOY_DIR / "envoy.yaml"
+CONTAINER_CONFIG = ENVOY_DIR / "envoy.container.yaml"
 PROD_TEMPLATE = ENVOY_DIR / "envoy.prod.yaml"
 
 ENVOY_ENV = "DS_PROXY_ENVOY_BIN"

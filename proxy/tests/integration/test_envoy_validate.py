@@ -1,4 +1,4 @@
-"""Both committed configs, and a rendered production config, pass ``envoy --mode validate``."""
+"""Every committed config, and a rendered production config, pass ``envoy --mode validate``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 from ds_proxy import envoy_config as ec
 from ds_proxy.local_cert import install, make_certificate
-from ds_proxy.paths import DEV_CONFIG, PROD_TEMPLATE
+from ds_proxy.paths import CONTAINER_CONFIG, DEV_CONFIG, PROD_TEMPLATE
 from ds_proxy.render import render_production, validate
 from ds_proxy.settings import ProxySettings
 from ds_proxy.tls import with_tls
@@ -16,7 +16,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-@pytest.mark.parametrize("config", [DEV_CONFIG, PROD_TEMPLATE], ids=["dev", "prod-template"])
+@pytest.mark.parametrize(
+    "config",
+    [DEV_CONFIG, CONTAINER_CONFIG, PROD_TEMPLATE],
+    ids=["dev", "container", "prod-template"],
+)
 def test_committed_config_is_valid(config: Path) -> None:
     validate(config)
 
