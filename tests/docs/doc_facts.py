@@ -32,7 +32,12 @@ SKIPPED_DIRS = {".git", ".venv", "node_modules", "site", "build", ".tools", ".de
 _FENCE = re.compile(r"^(```|~~~)")
 _SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _VARIABLE = re.compile(r"\bDS_[A-Z0-9_]*[A-Z0-9_]")
-_MAKE = re.compile(r"(?:^|[\s;&|(])make\s+((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)([a-z][a-z0-9-]*)")
+# A command starts a line, follows a shell separator or an environment assignment: a quoted
+# message that says "delete streams to make room" names no target.
+_MAKE = re.compile(
+    r"(?:^|[;&|(]|\b[A-Z_][A-Z0-9_]*=\S*)\s*make\s+((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)([a-z][a-z0-9-]*)",
+    re.MULTILINE,
+)
 _MAKE_VARIABLES = re.compile(r"\b([A-Z][A-Z0-9_]*)=")
 _PORT = re.compile(r"(?:127\.0\.0\.1|localhost|0\.0\.0\.0|\blocalhost):(\d{2,5})\b")
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
@@ -130,6 +135,8 @@ def _looks_like_repo_path(path: str) -> bool:
     if path.startswith(_RUNTIME_PREFIXES) or "node_modules" in path:
         return False
     top = path.split("/", 1)[0]
+    if top.isupper():  # a placeholder of a command's help: DIR/.service.json
+        return False
     in_tree = (ROOT / top).is_dir() and top not in {".", ".."}
     in_package = re.fullmatch(r"ds_[a-z]+|durable_sessions", top) is not None
     return in_tree or in_package or path.endswith(_REPO_SUFFIXES)

@@ -43,7 +43,7 @@ class Configuration:
         return {**env, **self.env}
 
 
-# The image (server/Dockerfile) sets these; its listen addresses are left out.
+# The image (the Dockerfile's `server` target) sets these; its listen addresses are left out.
 _IMAGE_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
 
 CONFIGURATIONS: dict[str, Configuration] = {
@@ -56,8 +56,8 @@ CONFIGURATIONS: dict[str, Configuration] = {
         ),
         Configuration(
             "image",
-            "the image (server/Dockerfile): compiled build, its settings (request log and "
-            "metrics on)",
+            "the image (the Dockerfile's server target): compiled build, its settings "
+            "(request log and metrics on)",
             compiled=True,
             env=_IMAGE_ENV,
         ),
