@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,22 +60,24 @@ def append(client: httpx.Client, path: str, *messages: Any) -> str:
     return response.headers["Stream-Next-Offset"]
 
 
-class _CountingTransport(httpx.AsyncHTTPTransport):
-    """Counts what a producer's retries are made of: failed attempts, and 204s (duplicates)."""
+# Attempts of producers' appends, per (stream path, producer id): failed ones (no answer,
+# or the gateway's 502/503/504) and duplicates (204: stored already).
+FAILED_ATTEMPTS: Counter[tuple[str, str]] = Counter()
+DUPLICATES: Counter[tuple[str, str]] = Counter()
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.failed = 0
-        self.duplicates = 0
+
+class CountingTransport(httpx.AsyncHTTPTransport):
+    """Counts what producers' retries are made of, by the request's Producer-Id."""
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        producer = (request.url.path, request.headers.get("Producer-Id", ""))
         try:
             response = await super().handle_async_request(request)
         except httpx.TransportError:
-            self.failed += 1
+            FAILED_ATTEMPTS[producer] += 1
             raise
-        self.failed += response.status_code in UNAVAILABLE
-        self.duplicates += request.method == "POST" and response.status_code == 204
+        FAILED_ATTEMPTS[producer] += response.status_code in UNAVAILABLE
+        DUPLICATES[producer] += request.method == "POST" and response.status_code == 204
         return response
 
 
@@ -84,24 +87,20 @@ class Producer:
     It resends an append, unchanged, until acknowledged; a retry of one the
     server already stored answers 204 and is not stored again, so a producer
     that keeps retrying through a server crash writes each message exactly once.
-    ``client`` lends its base URL and headers; attempts are counted on the way.
+    ``client`` (with a `CountingTransport`, as ``E2E.async_client`` makes
+    them) carries its requests.
     """
 
     def __init__(self, client: httpx.AsyncClient, path: str, producer_id: str) -> None:
         self.producer_id = producer_id
-        self._counted = _CountingTransport()
+        self._key = (path, producer_id)  # the gateway URL has no path of its own
         self._producer = AsyncIdempotentProducer(
             path,
             producer_id,
             linger_ms=0,
             content_type=JSON["Content-Type"],
             retry=RetryPolicy(max_delay_secs=0.5, give_up_after_secs=None),
-            client=httpx.AsyncClient(
-                base_url=client.base_url,
-                headers=client.headers,
-                timeout=client.timeout,
-                transport=self._counted,
-            ),
+            client=client,
         )
 
     @property
@@ -112,12 +111,12 @@ class Producer:
     @property
     def retries(self) -> int:
         """Attempts that ended without an answer, or with the gateway's 502/503/504."""
-        return self._counted.failed
+        return FAILED_ATTEMPTS[self._key]
 
     @property
     def duplicates(self) -> int:
         """Appends answered 204: a retry of one the server had stored already."""
-        return self._counted.duplicates
+        return DUPLICATES[self._key]
 
     async def append(self, *messages: Any) -> None:
         """Append ``messages`` in one batch and wait until it is acknowledged."""
