@@ -6,11 +6,12 @@ import asyncio
 import contextlib
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from durable_sessions import Update, follow
+from durable_sessions import AsyncIdempotentProducer, RetryPolicy, Update, follow
 from durable_streams import DurableStreamError
 
 if TYPE_CHECKING:
@@ -59,44 +60,69 @@ def append(client: httpx.Client, path: str, *messages: Any) -> str:
     return response.headers["Stream-Next-Offset"]
 
 
-@dataclass
-class Producer:
-    """An idempotent producer: every append is retried, unchanged, until acknowledged.
+# Attempts of producers' appends, per (stream path, producer id): failed ones (no answer,
+# or the gateway's 502/503/504) and duplicates (204: stored already).
+FAILED_ATTEMPTS: Counter[tuple[str, str]] = Counter()
+DUPLICATES: Counter[tuple[str, str]] = Counter()
 
-    A retry of an append the server already stored answers 204 and is not
-    stored again, so a producer that keeps retrying through a server crash
-    writes each message exactly once.
+
+class CountingTransport(httpx.AsyncHTTPTransport):
+    """Counts what producers' retries are made of, by the request's Producer-Id."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        producer = (request.url.path, request.headers.get("Producer-Id", ""))
+        try:
+            response = await super().handle_async_request(request)
+        except httpx.TransportError:
+            FAILED_ATTEMPTS[producer] += 1
+            raise
+        FAILED_ATTEMPTS[producer] += response.status_code in UNAVAILABLE
+        DUPLICATES[producer] += request.method == "POST" and response.status_code == 204
+        return response
+
+
+class Producer:
+    """The SDK's idempotent producer, one append (a batch) acknowledged at a time.
+
+    It resends an append, unchanged, until acknowledged; a retry of one the
+    server already stored answers 204 and is not stored again, so a producer
+    that keeps retrying through a server crash writes each message exactly once.
+    ``client`` (with a `CountingTransport`, as ``E2E.async_client`` makes
+    them) carries its requests.
     """
 
-    client: httpx.AsyncClient
-    path: str
-    producer_id: str
-    epoch: int = 0
-    seq: int = 0
-    retries: int = 0
-    duplicates: int = 0
+    def __init__(self, client: httpx.AsyncClient, path: str, producer_id: str) -> None:
+        self.producer_id = producer_id
+        self._key = (path, producer_id)  # the gateway URL has no path of its own
+        self._producer = AsyncIdempotentProducer(
+            path,
+            producer_id,
+            linger_ms=0,
+            content_type=JSON["Content-Type"],
+            retry=RetryPolicy(max_delay_secs=0.5, give_up_after_secs=None),
+            client=client,
+        )
+
+    @property
+    def seq(self) -> int:
+        """Appends acknowledged so far (each is one batch, one seq)."""
+        return self._producer.next_seq
+
+    @property
+    def retries(self) -> int:
+        """Attempts that ended without an answer, or with the gateway's 502/503/504."""
+        return FAILED_ATTEMPTS[self._key]
+
+    @property
+    def duplicates(self) -> int:
+        """Appends answered 204: a retry of one the server had stored already."""
+        return DUPLICATES[self._key]
 
     async def append(self, *messages: Any) -> None:
-        body = json.dumps(list(messages)).encode()
-        headers = {
-            **JSON,
-            "Producer-Id": self.producer_id,
-            "Producer-Epoch": str(self.epoch),
-            "Producer-Seq": str(self.seq),
-        }
-        while True:
-            try:
-                response = await self.client.post(self.path, content=body, headers=headers)
-            except httpx.TransportError:
-                response = None
-            if response is not None and response.status_code in (200, 204):
-                self.duplicates += response.status_code == 204
-                self.seq += 1
-                return
-            if response is not None and response.status_code not in UNAVAILABLE:
-                raise AssertionError(f"POST {self.path}: {response.status_code} {response.text}")
-            self.retries += 1
-            await asyncio.sleep(0.1)
+        """Append ``messages`` in one batch and wait until it is acknowledged."""
+        for message in messages:
+            self._producer.append(message)
+        await self._producer.flush()
 
 
 @dataclass

@@ -17,6 +17,7 @@ import httpx
 import psycopg
 from ds_proxy.tokens import TokenSpec, bucket_token, mint
 from ds_stack.dev import Stack, StackConfig, throwaway
+from e2e_clients import CountingTransport
 
 SSE_RECONNECT_SECS = 4
 
@@ -73,7 +74,10 @@ class E2E:
     def async_client(self, token: str | None = None) -> httpx.AsyncClient:
         auth = token if token is not None else self.token()
         return httpx.AsyncClient(
-            base_url=self.url, headers={"Authorization": f"Bearer {auth}"}, timeout=30.0
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {auth}"},
+            timeout=30.0,
+            transport=CountingTransport(),  # producers' retries, counted
         )
 
     def sql(self, query: str, *params: Any) -> list[tuple[Any, ...]]:

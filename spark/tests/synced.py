@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from ds_spark.offsets import parse_offset
+from durable_sessions.protocol.offsets import parse_offset
 from spark_support import append_batch, create_stream
 from sync_support import wait_until
 

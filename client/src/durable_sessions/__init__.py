@@ -9,6 +9,8 @@ reconnects, bootstrap, idempotent producers, tokens).
 - `MaterializedState` and `StateFollower`: the State Protocol,
   materialised, live;
 - `follow`, `bootstrap`: a stream's snapshot and tail;
+- `StreamServer`: a server's streams by path, for synchronous batch
+  readers (listings, page reads, streamed bootstraps, snapshots);
 - `durable_sessions.tokens`: bearer tokens for every request;
 - `durable_sessions.protocol`: the protocol's vocabulary;
 - `durable_sessions.sessions`: session events as a typed API (writers,
@@ -37,6 +39,7 @@ from durable_sessions.producer import (
 )
 from durable_sessions.protocol.bootstrap import Bootstrap, BootstrapFormatError, parse_bootstrap
 from durable_sessions.protocol.listing import StreamInfo
+from durable_sessions.server import ServerUnreachableError, StreamServer
 from durable_sessions.snapshots import publish_snapshot
 from durable_sessions.state import (
     MaterializedState,
@@ -72,6 +75,7 @@ __all__ = [
     "ProducerFailedError",
     "RetryPolicy",
     "SequenceGapError",
+    "ServerUnreachableError",
     "StaleEpochError",
     "StateBatch",
     "StateFollower",
@@ -79,6 +83,7 @@ __all__ = [
     "StaticToken",
     "StreamClosedError",
     "StreamInfo",
+    "StreamServer",
     "TokenAuth",
     "TokenProvider",
     "TokenSource",

@@ -54,3 +54,14 @@ def test_spaces_slashes_and_duplicates() -> None:
     assert parse_patterns(" /sessions/* , sessions/*,x ") == (Pattern("sessions/*"), Pattern("x"))
     assert any_matches(parse_patterns("a,b/*"), "b/c")
     assert not any_matches(parse_patterns("a,b/*"), "c")
+
+
+def test_readers_that_list_refuse_patterns_they_cannot_list() -> None:
+    assert parse_patterns("a,b/*,b/c", listable=True) == (
+        Pattern("a"),
+        Pattern("b/*"),
+        Pattern("b/c"),
+    )
+    with pytest.raises(PatternError, match="'a/\\*\\*' cannot be listed"):
+        parse_patterns("x,a/**", listable=True)
+    assert parse_patterns("a/**") == (Pattern("a/**"),)  # a subscription may take it

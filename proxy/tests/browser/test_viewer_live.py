@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from durable_sessions.protocol.headers import STREAM_NEXT_OFFSET
 from playwright.sync_api import expect
 from session_events import change, chunk, replied, said
 from viewer_stack import screenshot_target, user_token
@@ -58,7 +59,7 @@ def test_two_users_see_each_other_live(
     bob.page.fill("#compose-text", "Thanks")
     expect(alice.typing).to_have_text("bob is typing…")
     # The offset shown is the stream's tail.
-    tail = viewer_stack.admin.head(path).headers["Stream-Next-Offset"]
+    tail = viewer_stack.admin.head(path).headers[STREAM_NEXT_OFFSET]
     expect(alice.offset).to_have_text(tail)
     shot = tmp_path / "viewer.png"
     alice.page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1180, "height": 400})

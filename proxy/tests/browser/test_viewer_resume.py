@@ -6,6 +6,7 @@ import uuid
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
+from durable_sessions.protocol.headers import STREAM_NEXT_OFFSET
 from playwright.sync_api import expect
 from session_events import chunk, said
 from viewer_stack import user_token
@@ -81,7 +82,7 @@ def test_a_reload_resumes_without_duplicates(
     viewer_stack.append(path, chunk("msg:2", " there", 2))
     page.post("again")
     expect(page.texts).to_have_text(["before", "half way there", "from alice", "again"])
-    tail = viewer_stack.admin.head(path).headers["Stream-Next-Offset"]
+    tail = viewer_stack.admin.head(path).headers[STREAM_NEXT_OFFSET]
     expect(page.offset).to_have_text(tail)
 
     # A tab duplicated from this one holds the same producer id with an older

@@ -15,6 +15,7 @@ from ds_proxy.tokens import bucket_token
 from ds_stack import components
 from ds_stack.launcher import Process
 from ds_stack.ports import free_port
+from durable_sessions.protocol.headers import STREAM_NEXT_OFFSET
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -48,7 +49,7 @@ class ViewerStack:
         for message in messages:
             response = self.admin.post(path, json=message)
             assert response.status_code in (200, 204), response.text
-            offset = response.headers["Stream-Next-Offset"]
+            offset = response.headers[STREAM_NEXT_OFFSET]
         return offset
 
 

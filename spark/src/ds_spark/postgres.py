@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.postgres_version import unsupported
+from durable_sessions.protocol.offsets import parse_offset
 
 from ds_spark.errors import DsSparkError, PostgresUnreachable
-from ds_spark.offsets import parse_offset
 from ds_spark.sources.session_events import describe_postgres_error
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pydantic_settings
+from durable_sessions.protocol.patterns import PatternError, parse_patterns
 from pydantic import (
     AliasChoices,
     Field,
@@ -23,7 +24,6 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ds_spark.errors import DsSparkError
-from ds_spark.patterns import PatternError, parse_patterns
 from ds_spark.spark_session import DEFAULT_MASTER
 
 if TYPE_CHECKING:
@@ -102,9 +102,9 @@ class Settings(BaseSettings):
     @classmethod
     def _streams(cls, value: str) -> str:
         try:
-            parse_patterns(value)
+            parse_patterns(value, listable=True)
         except PatternError as exc:
-            raise ValueError(exc.message) from None
+            raise ValueError(str(exc)) from None
         return value
 
     @model_validator(mode="after")

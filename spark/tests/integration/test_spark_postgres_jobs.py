@@ -12,10 +12,10 @@ from compare import differences
 from ds_spark.analytics.columns import DAILY_COLUMNS, SESSION_COLUMNS
 from ds_spark.analytics.job import POSTGRES, AnalyticsRun
 from ds_spark.analytics.job import main as analytics_main
-from ds_spark.offsets import parse_offset
 from ds_spark.postgres import committed_checkpoints
 from ds_spark.settings import Settings
 from ds_spark.snapshots.job import main as snapshots_main
+from durable_sessions.protocol.offsets import parse_offset
 from generator import generate
 from reference import analytics, replay
 from sync_support import SyncProcess

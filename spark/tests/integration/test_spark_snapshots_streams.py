@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
-from ds_spark.offsets import parse_offset
 from ds_spark.snapshots.job import StreamSource, outcome_counts, publish, read_up_to
 from ds_spark.snapshots.states import encode_state, to_states
+from durable_sessions.protocol.offsets import parse_offset
 from generator import generate
 from reference import replay
 from spark_support import append_batch, create_stream

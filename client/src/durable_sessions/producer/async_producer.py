@@ -62,6 +62,7 @@ from durable_sessions.protocol.headers import (
 from durable_sessions.tokens import token_provider
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Callable, Mapping
 
     import httpx
@@ -96,7 +97,9 @@ class AsyncIdempotentProducer:
     batch when not given). ``headers`` go on every request; ``token`` is a
     bearer token source (`durable_sessions.tokens`); ``on_error`` is
     called with the error of each batch that fails for good. ``client`` is
-    an httpx client to use (the producer makes its own otherwise).
+    an httpx client to use (the producer makes its own otherwise, trusting
+    ``verify``: an SSL context or False; by default the system's CAs and
+    ``SSL_CERT_FILE``'s).
 
     ``append()`` needs a running event loop; call ``flush()`` (or ``close()``
     or ``detach()``) before the loop ends, or use ``async with``, which
@@ -119,6 +122,7 @@ class AsyncIdempotentProducer:
         on_error: Callable[[Exception], None] | None = None,
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
+        verify: ssl.SSLContext | bool | None = None,
     ) -> None:
         if not producer_id:
             raise ValueError("producer_id must not be empty")
@@ -147,6 +151,7 @@ class AsyncIdempotentProducer:
             content_type=content_type,
             client=client,
             connections=max_in_flight + 1,
+            verify=verify,
         )
         self._pending: list[bytes] = []
         self._pending_bytes = 0

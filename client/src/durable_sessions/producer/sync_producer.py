@@ -19,6 +19,7 @@ from durable_sessions.producer.async_producer import MIB, AsyncIdempotentProduce
 from durable_sessions.producer.errors import ProducerClosedError, ProducerFailedError
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Callable, Coroutine, Mapping
 
     from durable_sessions.producer.async_producer import CloseResult
@@ -32,7 +33,8 @@ class IdempotentProducer:
     """An idempotent producer for exactly-once writes, for synchronous code.
 
     The same arguments and behaviour as `AsyncIdempotentProducer`
-    (except ``client``: the producer makes its own); ``with`` detaches on exit.
+    (except ``client``: the producer makes its own, trusting ``verify``);
+    ``with`` detaches on exit.
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class IdempotentProducer:
         token: TokenSource | None = None,
         on_error: Callable[[Exception], None] | None = None,
         retry: RetryPolicy | None = None,
+        verify: ssl.SSLContext | bool | None = None,
     ) -> None:
         self._runner = LoopThread(f"producer {producer_id}")
         self._loop = self._runner.loop
@@ -68,6 +71,7 @@ class IdempotentProducer:
                 token=token,
                 on_error=on_error,
                 retry=retry,
+                verify=verify,
             )
 
         try:

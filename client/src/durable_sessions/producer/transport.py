@@ -21,6 +21,7 @@ from durable_sessions.protocol.content_types import OCTET_STREAM
 from durable_sessions.protocol.headers import CONTENT_TYPE
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Callable, Mapping
 
     from httpx._client import UseClientDefault
@@ -42,6 +43,7 @@ class ProducerTransport:
         content_type: str | None,
         client: httpx.AsyncClient | None,
         connections: int,
+        verify: ssl.SSLContext | bool | None = None,
     ) -> None:
         self.url = url
         self.headers = dict(headers)
@@ -53,7 +55,7 @@ class ProducerTransport:
         self._client = client or httpx.AsyncClient(
             timeout=httpx.Timeout(30.0),
             limits=httpx.Limits(max_connections=connections),
-            verify=shared_ssl_context(),
+            verify=shared_ssl_context() if verify is None else verify,
         )
 
     async def post(

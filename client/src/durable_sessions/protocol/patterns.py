@@ -79,11 +79,22 @@ def parse_pattern(text: str) -> Pattern:
     return Pattern(pattern)
 
 
-def parse_patterns(text: str) -> tuple[Pattern, ...]:
-    """Comma-separated patterns, checked and deduplicated; PatternError names the first bad one."""
+def parse_patterns(text: str, *, listable: bool = False) -> tuple[Pattern, ...]:
+    """Comma-separated patterns, checked and deduplicated; PatternError names the first bad one.
+
+    With ``listable``, every pattern must be one a client can enumerate
+    (`Pattern.listable`): readers that find their streams by listing,
+    not by subscription, need that.
+    """
     patterns = [parse_pattern(raw) for raw in text.split(",") if raw.strip().strip("/")]
     if not patterns:
         raise PatternError("no stream pattern given")
+    for pattern in patterns if listable else ():
+        if not pattern.listable:
+            raise PatternError(
+                f"stream pattern {pattern.text!r} cannot be listed: use a stream path "
+                "or '{bucket}/*'"
+            )
     return tuple(dict.fromkeys(patterns))
 
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import msgspec
+from durable_sessions.protocol.offsets import format_offset
+from durable_sessions.protocol.patterns import parse_patterns
 from pyspark.sql import functions as F
 
 from ds_spark.errors import SnapshotError
-from ds_spark.offsets import format_offset
-from ds_spark.patterns import parse_patterns
 from ds_spark.postgres import committed_checkpoints, ensure_schema
-from ds_spark.server_api import ServerApi
+from ds_spark.server import stream_server
 from ds_spark.snapshots.publish import publish_states
 from ds_spark.snapshots.states import to_states
 from ds_spark.snapshots.verify import mismatches, verify
@@ -122,14 +122,9 @@ def session_streams(settings: Settings) -> set[str]:
     """The JSON streams the patterns name now: a deleted one keeps its checkpoint, not its
     snapshot, and a stream that is not JSON is left alone, as ds-sync leaves it."""
     found: set[str] = set()
-    with ServerApi(settings.server_url, settings.token_source) as api:
-        for pattern in parse_patterns(settings.streams):
-            if pattern.bucket is None:
-                info = api.head(pattern.text)
-                infos = [] if info is None else [info]
-            else:
-                infos = api.list_bucket(pattern.bucket)
-            found.update(info.path for info in infos if info.is_json)
+    with stream_server(settings.server_url, settings.token_source) as api:
+        for pattern in parse_patterns(settings.streams, listable=True):
+            found.update(info.path for info in api.find(pattern) if info.is_json)
     return found
 
 

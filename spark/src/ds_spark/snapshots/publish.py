@@ -6,14 +6,15 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+from durable_sessions.protocol.offsets import parse_offset
 
-from ds_spark.offsets import parse_offset
-from ds_spark.server_api import ServerApi
+from ds_spark.server import stream_server
 from ds_spark.snapshots.fold import SNAPSHOT_FORMAT
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from durable_sessions.server import StreamServer
     from pyspark.sql import DataFrame
 
     from ds_spark.tokens import Token
@@ -41,7 +42,7 @@ def publish_states(states: DataFrame, ends: DataFrame, url: str, token: Token | 
 def _publish_batches(
     url: str, token: Token | None, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    with ServerApi(url, token) as api:
+    with stream_server(url, token) as api:
         for batch in batches:
             columns = batch.to_pydict()
             outcomes = [
@@ -64,7 +65,7 @@ def _publish_batches(
             )
 
 
-def _publish_one(api: ServerApi, stream: str, base: str | None, state: str, end: str) -> str:
+def _publish_one(api: StreamServer, stream: str, base: str | None, state: str, end: str) -> str:
     position = parse_offset(end)
     if base is not None and parse_offset(base) >= position:
         return UNCHANGED if parse_offset(base) == position else AHEAD

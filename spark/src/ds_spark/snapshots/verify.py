@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import msgspec
+from durable_sessions.protocol.offsets import format_offset
 from pyspark.sql import functions as F
 
-from ds_spark.offsets import format_offset
 from ds_spark.snapshots.states import to_states, with_matching_states
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from ds_spark.schema import EVENT_SCHEMA
-from ds_spark.server_api import ServerApi
+from ds_spark.server import stream_server
 from ds_spark.sources.options import parse_options
 from ds_spark.sources.plan import discover, plan_slices
 from ds_spark.sources.rows import read_slice
@@ -63,12 +63,12 @@ class DurableStreamsReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> Sequence[InputPartition]:
-        with ServerApi(self.options.url, self.options.token) as api:
+        with stream_server(self.options.url, self.options.token) as api:
             streams = discover(api, self.options)
             return [InputPartition(piece) for piece in plan_slices(api, streams, self.options)]
 
     def read(self, partition: InputPartition) -> Iterator[EventRow]:
         if partition.value is None:
             return  # Spark reads one empty partition when there are none
-        with ServerApi(self.options.url, self.options.token) as api:
+        with stream_server(self.options.url, self.options.token) as api:
             yield from read_slice(api, partition.value)

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import msgspec
+from durable_sessions.protocol.offsets import BEGINNING, OffsetError, parse_offset
+from durable_sessions.protocol.patterns import Pattern, PatternError, parse_patterns
 
 from ds_spark.errors import DsSparkError
-from ds_spark.offsets import BEGINNING, OffsetError, parse_offset
-from ds_spark.patterns import Pattern, parse_patterns
 from ds_spark.tokens import token_of
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
     default_start, starts = _starts(options.get("startingOffsets", BOOTSTRAP))
     return SourceOptions(
         url=options.get("url", DEFAULT_URL),
-        patterns=parse_patterns(streams),
+        patterns=_patterns(streams),
         token=token_of(options),
         default_start=default_start,
         starts=starts,
@@ -123,3 +123,10 @@ def _positive(options: Mapping[str, str], name: str, default: int) -> int:
     if value <= 0:
         raise OptionError(f"option {name} must be a positive number of bytes, not {text!r}")
     return value
+
+
+def _patterns(text: str) -> tuple[Pattern, ...]:
+    try:
+        return parse_patterns(text, listable=True)
+    except PatternError as exc:
+        raise OptionError(str(exc)) from None

@@ -4,7 +4,7 @@ A stream is one partition, unless more than ``split_bytes`` of it is to be
 read: then it is cut at message boundaries about ``split_bytes`` apart.
 The server tells where messages end only at the end of a read, so the
 boundaries are found by walking the stream one read at a time while
-reading only each response's headers (:meth:`ServerApi.next_boundary`).
+reading only each response's headers (``StreamServer.next_boundary`` of the SDK).
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from ds_spark.sources.options import BOOTSTRAP, EARLIEST
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from ds_spark.server_api import ServerApi, StreamInfo
+    from durable_sessions.protocol.listing import StreamInfo
+    from durable_sessions.server import StreamServer
+
     from ds_spark.sources.options import SourceOptions, Start
 
 log = logging.getLogger("ds_spark")
@@ -43,7 +45,7 @@ class StreamSlice:
     with_snapshot: bool
 
 
-def discover(api: ServerApi, options: SourceOptions) -> list[StreamInfo]:
+def discover(api: StreamServer, options: SourceOptions) -> list[StreamInfo]:
     """Every JSON stream the patterns name, sorted by path; a non-JSON one is an error.
 
     A named stream that does not exist is skipped, said once per process (as
@@ -52,16 +54,11 @@ def discover(api: ServerApi, options: SourceOptions) -> list[StreamInfo]:
     """
     found: dict[str, StreamInfo] = {}
     for pattern in options.patterns:
-        if pattern.bucket is None:
-            info = api.head(pattern.text)
-            if info is None:
-                if pattern.text not in _reported_missing:
-                    _reported_missing.add(pattern.text)
-                    log.info("stream %s does not exist; skipped", pattern.text)
-                continue
-            found[info.path] = info
-        else:
-            found.update((info.path, info) for info in api.list_bucket(pattern.bucket))
+        infos = api.find(pattern)
+        if pattern.literal and not infos and pattern.text not in _reported_missing:
+            _reported_missing.add(pattern.text)
+            log.info("stream %s does not exist; skipped", pattern.text)
+        found.update((info.path, info) for info in infos)
     if options.only_ended:
         found = {path: info for path, info in found.items() if path in options.ends}
     for info in found.values():
@@ -74,7 +71,7 @@ def discover(api: ServerApi, options: SourceOptions) -> list[StreamInfo]:
 
 
 def plan_slices(
-    api: ServerApi,
+    api: StreamServer,
     streams: Iterable[StreamInfo],
     options: SourceOptions,
     ends: Mapping[str, int] | None = None,
@@ -88,7 +85,7 @@ def plan_slices(
 
 
 def plan_stream(
-    api: ServerApi, path: str, start: Start, end: int, split_bytes: int
+    api: StreamServer, path: str, start: Start, end: int, split_bytes: int
 ) -> list[StreamSlice]:
     """The slices of ``path`` from ``start`` up to ``end``."""
     if start.mode in (BOOTSTRAP, EARLIEST):
@@ -113,7 +110,7 @@ def plan_stream(
     ]
 
 
-def split_points(api: ServerApi, path: str, start: int, end: int, split_bytes: int) -> list[int]:
+def split_points(api: StreamServer, path: str, start: int, end: int, split_bytes: int) -> list[int]:
     """Message boundaries strictly inside (start, end), about ``split_bytes`` apart."""
     cuts: list[int] = []
     if end - start <= split_bytes:

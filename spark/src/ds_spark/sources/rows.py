@@ -6,15 +6,16 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from ds_sync.events import extract
+from durable_sessions.protocol.offsets import format_offset
 
 from ds_spark.errors import StreamError
-from ds_spark.offsets import format_offset
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from datetime import datetime
 
-    from ds_spark.server_api import ServerApi
+    from durable_sessions.server import StreamServer
+
     from ds_spark.sources.plan import StreamSlice
 
 # stream, offset, event_index, type, key, operation, event_time, payload
@@ -25,7 +26,7 @@ SNAPSHOT_INDEX = -1
 _decoder = msgspec.json.Decoder()
 
 
-def read_slice(api: ServerApi, piece: StreamSlice) -> Iterator[EventRow]:
+def read_slice(api: StreamServer, piece: StreamSlice) -> Iterator[EventRow]:
     """The slice's rows in stream order: the snapshot first if asked for, then each message."""
     if piece.start is None:
         with api.bootstrap(piece.path) as boot:

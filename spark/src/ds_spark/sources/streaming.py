@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from durable_sessions.protocol.offsets import format_offset, parse_offset
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
@@ -21,14 +22,15 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from ds_spark.offsets import format_offset, parse_offset
-from ds_spark.server_api import ServerApi
+from ds_spark.server import stream_server
 from ds_spark.sources.options import BOOTSTRAP, EARLIEST, Start
 from ds_spark.sources.plan import discover, plan_stream
 from ds_spark.sources.rows import read_slice
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+
+    from durable_sessions.server import StreamServer
 
     from ds_spark.sources.options import SourceOptions
     from ds_spark.sources.rows import EventRow
@@ -44,7 +46,7 @@ class DurableStreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailabl
         self._target: dict[str, int] | None = None
 
     def initialOffset(self) -> Offsets:
-        with ServerApi(self.options.url, self.options.token) as api:
+        with stream_server(self.options.url, self.options.token) as api:
             return {info.path: self._initial(info.path) for info in discover(api, self.options)}
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -52,11 +54,11 @@ class DurableStreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailabl
         return ReadAllAvailable() if limit is None else ReadMaxBytes(limit)
 
     def prepareForTriggerAvailableNow(self) -> None:
-        with ServerApi(self.options.url, self.options.token) as api:
+        with stream_server(self.options.url, self.options.token) as api:
             self._target = {info.path: info.tail for info in discover(api, self.options)}
 
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
-        with ServerApi(self.options.url, self.options.token) as api:
+        with stream_server(self.options.url, self.options.token) as api:
             tails = {info.path: info.tail for info in discover(api, self.options)}
             if self._target is not None:
                 tails = {p: min(t, self._target[p]) for p, t in tails.items() if p in self._target}
@@ -81,7 +83,7 @@ class DurableStreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailabl
 
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[InputPartition]:
         slices = []
-        with ServerApi(self.options.url, self.options.token) as api:
+        with stream_server(self.options.url, self.options.token) as api:
             for path in sorted(end):
                 begin = start.get(path, self._initial(path))
                 if end[path] == begin or end[path] in (BOOTSTRAP, EARLIEST):
@@ -94,7 +96,7 @@ class DurableStreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailabl
     def read(self, partition: InputPartition) -> Iterator[EventRow]:
         if partition.value is None:
             return  # Spark reads one empty partition when there are none
-        with ServerApi(self.options.url, self.options.token) as api:
+        with stream_server(self.options.url, self.options.token) as api:
             yield from read_slice(api, partition.value)
 
     def commit(self, end: Offsets) -> None:
@@ -111,13 +113,13 @@ def _start(token: str) -> Start:
     return Start("position", parse_offset(token))
 
 
-def _earliest(api: ServerApi, path: str) -> int:
+def _earliest(api: StreamServer, path: str) -> int:
     """Where a stream's retained messages begin: its snapshot's offset, or 0."""
     info = api.head(path)
     return 0 if info is None or info.snapshot_offset is None else info.snapshot_offset
 
 
-def _capped(api: ServerApi, path: str, position: int, end: int, budget: int) -> int:
+def _capped(api: StreamServer, path: str, position: int, end: int, budget: int) -> int:
     """The last message boundary at most ``budget`` past ``position`` (at least one read)."""
     reached = position
     while reached < end:

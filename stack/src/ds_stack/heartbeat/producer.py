@@ -11,29 +11,36 @@ carry idempotent-producer headers, and an append whose answer was lost is
 sent again with the same sequence number before any new one, so a retry
 never doubles an event. A tick that fails (Postgres or the server
 restarting) is logged and the next one tries again.
+
+Appends go through the SDK's ``IdempotentProducer`` in a new epoch per
+run: it resends an append whose answer was lost, unchanged (same epoch and
+seq), until the server acknowledges it, and the heartbeat appends nothing
+new before that; an append the server refused (the stream was deleted, the
+token was refused) is appended again, once the stream exists, in a new epoch.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
 import ssl
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import httpx
 import psycopg
-from durable_sessions.tokens import token_auth
+from durable_sessions import IdempotentProducer, RetryPolicy, create
+from durable_sessions.protocol import JSON, stream_url
+from durable_streams import DurableStreamError
 
 if TYPE_CHECKING:
     import threading
 
     from ds_stack.heartbeat.settings import Settings
 
-JSON = "application/json"
 # The heartbeat's own rows (its titles), all but the newest N.
 _TRIM_ITEMS = """
 DELETE FROM items WHERE title LIKE 'heartbeat %%' AND id <= (
@@ -42,13 +49,8 @@ DELETE FROM items WHERE title LIKE 'heartbeat %%' AND id <= (
 """
 _REQUEST_SECS = 10.0
 
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """An append not yet acknowledged: sent again, unchanged, until it is."""
-
-    seq: int
-    body: bytes
+# How often a tick looks whether its append was acknowledged.
+_POLL_SECS = 0.02
 
 
 def now_rfc3339() -> str:
@@ -73,20 +75,23 @@ class Heartbeat:
     def __init__(self, settings: Settings, stop: threading.Event) -> None:
         self.settings = settings
         self.stop = stop
-        self.stream_url = f"{settings.server_url}/v1/stream/{settings.stream}"
-        # A token file is read again when it changes, and after a 401.
-        self.http = httpx.Client(
-            headers={"Content-Type": JSON},
-            auth=token_auth(settings.token_source),
-            timeout=_REQUEST_SECS,
-            trust_env=False,
-            verify=_trusted(),
-        )
+        self.stream_url = stream_url(settings.server_url, settings.stream)
         self.producer_id = f"heartbeat-{socket.gethostname()}"
         # A new epoch per run (the server fences older ones); seq counts from 0 in it.
-        self.epoch = int(time.time())
-        self.next_seq = 0
-        self.pending: Pending | None = None
+        # Never given up on: an append is resent, unchanged, until acknowledged.
+        # A token file is read again when it changes, and after a 401.
+        self.producer = IdempotentProducer(
+            self.stream_url,
+            self.producer_id,
+            epoch=int(time.time()),
+            linger_ms=0,
+            max_in_flight=1,
+            content_type=JSON,
+            token=settings.token_source,
+            retry=RetryPolicy(give_up_after_secs=None),
+            verify=_trusted(),
+        )
+        self.refused: bytes | None = None  # an event the server refused: appended again
         self.stream_ready = False
 
     def run(self) -> None:
@@ -97,14 +102,17 @@ class Heartbeat:
             tick += 1
             try:
                 line = self.insert_item(tick) if tick % 2 else self.append_event(tick)
-            except (httpx.HTTPError, psycopg.Error, HeartbeatError) as exc:
+            except (httpx.HTTPError, DurableStreamError, psycopg.Error, HeartbeatError) as exc:
                 line = f"failed: {exc}"
             print(f"heartbeat: tick {tick}: {line}", flush=True)
             if not ready and not line.startswith("failed"):
                 ready = True
                 print("heartbeat: ready", flush=True)
             self.stop.wait(self.settings.interval_secs)
-        self.http.close()
+        if self._acknowledged():
+            self.producer.detach()
+        # Otherwise an append is still being retried: the process ends without it, as it
+        # would on a crash (the next run writes in a newer epoch).
 
     def insert_item(self, tick: int) -> str:
         """Odd tick: one row into ``items``, and its rows beyond the newest ``keep`` out."""
@@ -118,38 +126,61 @@ class Heartbeat:
         return f"inserted items id={row[0]}" + (f", deleted {deleted}" if deleted > 0 else "")
 
     def append_event(self, tick: int) -> str:
-        """Even tick: the pending append if there is one, else a new session event."""
+        """Even tick: a new session event, once the one before it is acknowledged."""
+        if not self._wait_acknowledged():
+            raise HeartbeatError(
+                f"POST {self.settings.stream}: not acknowledged within {_REQUEST_SECS:g} s; "
+                "retrying it"
+            )
         self._ensure_stream()
-        if self.pending is None:
-            event = session_event(self.producer_id, tick, self.settings.keep)
-            body = json.dumps(event).encode()
-            self.pending = Pending(self.next_seq, body)
-            self.next_seq += 1
-        pending = self.pending
-        response = self.http.post(
-            self.stream_url,
-            content=pending.body,
-            headers={
-                "Producer-Id": self.producer_id,
-                "Producer-Epoch": str(self.epoch),
-                "Producer-Seq": str(pending.seq),
-            },
+        producer = self.producer
+        event = session_event(self.producer_id, tick, self.settings.keep)
+        body = self.refused or json.dumps(event).encode()
+        epoch, seq = producer.epoch, producer.next_seq
+        producer.append(body)
+        if not self._wait_acknowledged():
+            raise HeartbeatError(
+                f"POST {self.settings.stream} seq={seq}: not acknowledged within "
+                f"{_REQUEST_SECS:g} s; retrying it"
+            )
+        try:
+            producer.flush()  # raises the refusal, if the server refused it
+        except DurableStreamError as exc:
+            self.refused = body
+            if exc.status == 404:
+                self.stream_ready = False  # deleted under us: the next even tick creates it
+            producer.restart()  # a new epoch, seq 0: the refused event goes again there
+            raise
+        self.refused = None
+        return (
+            f"appended to {self.settings.stream} epoch={epoch} seq={seq}, "
+            f"next offset {producer.last_successful_offset}"
         )
-        if response.status_code == 404:
-            self.stream_ready = False  # deleted under us: the next even tick creates it again
-        if response.status_code not in (200, 204):
-            raise HeartbeatError(f"POST {self.settings.stream}: {_describe(response)}")
-        self.pending = None
-        duplicate = " (a retry the server had already)" if response.status_code == 204 else ""
-        return f"appended to {self.settings.stream} seq={pending.seq}{duplicate}"
+
+    def _acknowledged(self) -> bool:
+        return self.producer.pending_count == 0 and self.producer.in_flight_count == 0
+
+    def _wait_acknowledged(self) -> bool:
+        """Whether every append is answered, waiting up to ``_REQUEST_SECS`` (not past stop)."""
+        deadline = time.monotonic() + _REQUEST_SECS
+        while not self._acknowledged():
+            if time.monotonic() > deadline or self.stop.wait(_POLL_SECS):
+                return self._acknowledged()
+        return True
 
     def _ensure_stream(self) -> None:
         if self.stream_ready:
             return
-        response = self.http.put(self.stream_url)
-        if response.status_code not in (200, 201):
-            raise HeartbeatError(f"PUT {self.settings.stream}: {_describe(response)}")
+        asyncio.run(self._create())
         self.stream_ready = True
+
+    async def _create(self) -> None:
+        async with httpx.AsyncClient(
+            timeout=_REQUEST_SECS, trust_env=False, verify=_trusted()
+        ) as http:
+            await create(
+                self.stream_url, content_type=JSON, client=http, token=self.settings.token_source
+            )
 
 
 class HeartbeatError(RuntimeError):
@@ -160,7 +191,3 @@ def _trusted() -> ssl.SSLContext | bool:
     """Certificates to trust: ``SSL_CERT_FILE`` when set (a local gateway's, ``make dev TLS=1``)."""
     cafile = os.environ.get("SSL_CERT_FILE")
     return ssl.create_default_context(cafile=cafile) if cafile else True
-
-
-def _describe(response: httpx.Response) -> str:
-    return f"{response.status_code} {response.text.strip()[:200]}"
