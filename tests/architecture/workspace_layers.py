@@ -71,6 +71,7 @@ MODULE_LAYERS: dict[str, Layers] = {
             "clients",
             (
                 "durable_sessions.follow",
+                "durable_sessions.server",
                 "durable_sessions.producer",
                 "durable_sessions.bootstrap",
                 "durable_sessions.streams",

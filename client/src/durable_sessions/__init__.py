@@ -21,6 +21,9 @@ reconnects, bootstrap, idempotent producers, tokens).
 
 from __future__ import annotations
 
+# The official client's error types: what every call here raises for an HTTP failure.
+from durable_streams import DurableStreamError, RetentionGoneError, StreamNotFoundError
+
 from durable_sessions._live import sse_session
 from durable_sessions.bootstrap import bootstrap, fetch_bootstrap
 from durable_sessions.events import Bootstrapped, Event, Update
@@ -66,6 +69,7 @@ __all__ = [
     "CallableToken",
     "CloseResult",
     "DeliveryTimeoutError",
+    "DurableStreamError",
     "Event",
     "FileToken",
     "IdempotentProducer",
@@ -73,6 +77,7 @@ __all__ = [
     "MaterializedState",
     "ProducerClosedError",
     "ProducerFailedError",
+    "RetentionGoneError",
     "RetryPolicy",
     "SequenceGapError",
     "ServerUnreachableError",
@@ -83,6 +88,7 @@ __all__ = [
     "StaticToken",
     "StreamClosedError",
     "StreamInfo",
+    "StreamNotFoundError",
     "StreamServer",
     "TokenAuth",
     "TokenProvider",

@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from durable_sessions import DurableStreamError, RetentionGoneError
 from durable_sessions.server import ServerUnreachableError, StreamServer
-from durable_streams import DurableStreamError, RetentionGoneError
 
 from ds_spark.errors import ServerUnreachable, StreamError
 

@@ -32,9 +32,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 import psycopg
-from durable_sessions import IdempotentProducer, RetryPolicy, create
+from durable_sessions import DurableStreamError, IdempotentProducer, RetryPolicy, create
 from durable_sessions.protocol import JSON, stream_url
-from durable_streams import DurableStreamError
 
 if TYPE_CHECKING:
     import threading
