@@ -237,7 +237,8 @@ bench-extensions: $(VENV)/.synced ## Server RSS while bootstrapping a 1 GiB stre
 	$(VENV)/bin/ds-bench extensions
 
 # `make bench-sync BENCH_SYNC_ARGS="--seconds 10 --events 50000"` for a short run;
-# `BENCH_SYNC_ARGS="--scenarios tables"` for the Postgres → stream lag alone.
+# `BENCH_SYNC_ARGS="--scenarios tables"` for the Postgres → stream lag alone;
+# `BENCH_SYNC_ARGS="--profile"` attaches py-spy to ds-sync in the 1,000/s runs.
 BENCH_SYNC_ARGS ?=
 
 bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag and events/s; Postgres → pg-items lag at 1,000 changes/s

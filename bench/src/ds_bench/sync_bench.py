@@ -29,7 +29,7 @@ import psutil
 import psycopg
 from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
 
-from ds_bench import _machine, sync_load
+from ds_bench import _machine, sync_load, sync_profile
 from ds_bench.servers import DsServer, ServerProcess
 
 if TYPE_CHECKING:
@@ -66,6 +66,39 @@ class Background:
         self.share = max(0.0, other / wall) if wall > 0 else 0.0
 
 
+class Window:
+    """One measured window: ds-sync's CPU over it (utime + stime, as ``/proc/<pid>/stat``
+    counts them, through psutil), other work's share of the machine, and a profile when asked."""
+
+    def __init__(self, sync: SyncService, profile: Path | None = None) -> None:
+        self._sync = sync
+        self._profile = profile
+        self.cpu_seconds = 0.0
+        self.background = 0.0
+
+    def __enter__(self) -> Window:
+        self._stack = contextlib.ExitStack()
+        if self._profile is not None:
+            self._stack.enter_context(sync_profile.recording(self._sync.pid, self._profile))
+        self._machine = self._stack.enter_context(Background())
+        self._cpu = self._sync.cpu_seconds()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cpu_seconds = self._sync.cpu_seconds() - self._cpu
+        self._stack.close()
+        self.background = self._machine.share
+        if self._profile is not None and exc[0] is None:
+            summary = sync_profile.top(self._profile)
+            self._profile.with_name(self._profile.name.replace(".pyspy.", ".profile.")).write_text(
+                summary
+            )
+            print(summary, flush=True)
+
+    def us_per(self, events: int) -> float:
+        return self.cpu_seconds / max(1, events) * 1e6
+
+
 @dataclass(frozen=True, slots=True)
 class LagFigures:
     scenario: str
@@ -89,6 +122,7 @@ class ThroughputFigures:
     events_per_sec: float
     transactions: int
     background: float | None = None
+    sync_cpu_us_per_event: float | None = None
 
 
 class SyncService(ServerProcess):
@@ -201,7 +235,9 @@ def _lags(acked: list[sync_load.Acked], committed: dict[str, float]) -> list[flo
     return [(committed[a.event_id] - a.acked_at) * 1000 for a in acked]
 
 
-def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFigures, list[float]]:
+def lag(
+    stack: Stack, streams: int, rate: float, seconds: float, profile: Path | None = None
+) -> tuple[LagFigures, list[float]]:
     """Paced appends over ``streams`` streams; ack → commit lag of every event."""
     database, bucket, urls = stack.scenario(streams)
     with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
@@ -210,13 +246,11 @@ def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFig
         for url in urls:
             httpx.post(url, content=b'[{"type":"warm-up","key":"w"}]', headers=sync_load.JSON)
         _wait_rows(database, len(urls))
-        with Background() as background:
-            cpu_before = sync.cpu_seconds()
+        with Window(sync, profile) as window:
             started = time.perf_counter()
             acked = asyncio.run(sync_load.paced(urls, rate, seconds))
             achieved = len(acked) / (time.perf_counter() - started)
             _wait_rows(database, len(urls) + len(acked))
-            sync_cpu = sync.cpu_seconds() - cpu_before
     values = _lags(acked, _commit_times(database))
     figures = LagFigures(
         scenario=f"lag, {rate:,.0f} events/s over {streams} streams",
@@ -227,8 +261,8 @@ def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFig
         p50_ms=statistics.median(values),
         p99_ms=percentile(values, 0.99),
         max_ms=max(values),
-        background=background.share,
-        sync_cpu_us_per_event=sync_cpu / len(acked) * 1e6,
+        background=window.background,
+        sync_cpu_us_per_event=window.us_per(len(acked)),
     )
     return figures, values
 
@@ -241,18 +275,20 @@ def pickup(stack: Stack, count: int) -> tuple[LagFigures, LagFigures]:
     woken: list[sync_load.Acked] = []
     with SyncService(stack.server.url, database, f"{bucket}/*", idle_secs="1") as sync:
         assert isinstance(sync, SyncService)
-        for n in range(count):
-            url = f"{base}/n{n}"
-            httpx.put(url, headers=sync_load.JSON)
-            new.append(_append_one(url, f"new{n}"))
-            _wait_rows(database, n + 1)
+        with Window(sync) as first:
+            for n in range(count):
+                url = f"{base}/n{n}"
+                httpx.put(url, headers=sync_load.JSON)
+                new.append(_append_one(url, f"new{n}"))
+                _wait_rows(database, n + 1)
         time.sleep(2.0)  # every reader is idle now and has closed its connection
-        for n in range(count):
-            woken.append(_append_one(f"{base}/n{n}", f"woken{n}"))
-            _wait_rows(database, count + n + 1)
+        with Window(sync) as again:
+            for n in range(count):
+                woken.append(_append_one(f"{base}/n{n}", f"woken{n}"))
+                _wait_rows(database, count + n + 1)
     committed = _commit_times(database)
-    return _single("first event of a new stream", new, committed), _single(
-        "event on a stream idle for 2 s (no open connection)", woken, committed
+    return _single("first event of a new stream", new, committed, first), _single(
+        "event on a stream idle for 2 s (no open connection)", woken, committed, again
     )
 
 
@@ -263,7 +299,9 @@ def _append_one(url: str, event_id: str) -> sync_load.Acked:
     return sync_load.Acked(event_id, time.time())
 
 
-def _single(scenario: str, acked: list[sync_load.Acked], committed: dict[str, float]) -> LagFigures:
+def _single(
+    scenario: str, acked: list[sync_load.Acked], committed: dict[str, float], window: Window
+) -> LagFigures:
     values = _lags(acked, committed)
     return LagFigures(
         scenario=scenario,
@@ -274,6 +312,8 @@ def _single(scenario: str, acked: list[sync_load.Acked], committed: dict[str, fl
         p50_ms=statistics.median(values),
         p99_ms=percentile(values, 0.99),
         max_ms=max(values),
+        background=window.background,
+        sync_cpu_us_per_event=window.us_per(len(acked)),
     )
 
 
@@ -284,7 +324,7 @@ def throughput(stack: Stack, streams: int, events: int) -> ThroughputFigures:
     with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
         assert isinstance(sync, SyncService)
         # Inside: ds-sync's own CPU must be counted while it is still running.
-        with Background() as background:
+        with Window(sync) as window:
             _wait_rows(database, total)
         transactions = int(sync.metric("ds_sync_transactions_total"))
     times = _commit_times(database).values()
@@ -296,7 +336,8 @@ def throughput(stack: Stack, streams: int, events: int) -> ThroughputFigures:
         seconds=seconds,
         events_per_sec=total / seconds if seconds > 0 else float("inf"),
         transactions=transactions,
-        background=background.share,
+        background=window.background,
+        sync_cpu_us_per_event=window.us_per(total),
     )
 
 
@@ -325,6 +366,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help=f"comma-separated, of {', '.join(SCENARIOS)}",
     )
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="attach py-spy to ds-sync during the 1,000/s runs of both directions; print the top "
+        "of each profile and keep the raw stacks beside the results",
+    )
+    parser.add_argument(
         "--quiet",
         type=float,
         default=0.25,
@@ -351,10 +398,17 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
     tables: list[LagFigures] = []
     values: list[float] = []
     table_values: list[float] = []
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+
+    def profile(name: str) -> Path | None:
+        return out_dir / f"sync-{stamp}-{name}.pyspy.txt" if args.profile else None
+
     with stack() as running:
         if "lag" in chosen:
             settle("lag")
-            figures, values = lag(running, args.lag_streams, args.rate, args.seconds)
+            figures, values = lag(
+                running, args.lag_streams, args.rate, args.seconds, profile("streams")
+            )
             lags.append(figures)
             # The same pipeline at a tenth of the load: its latency without queueing for CPU.
             settle("lag at a tenth of the rate")
@@ -370,7 +424,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
         if "tables" in chosen:
             settle("Postgres → stream lag")
             figures, table_values = sync_tables.table_lag(
-                running, args.table_rate, args.table_seconds
+                running, args.table_rate, args.table_seconds, profile("tables")
             )
             tables.append(figures)
             settle("Postgres → stream lag at a tenth of the rate")
@@ -378,6 +432,6 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
                 sync_tables.table_lag(running, args.table_rate / 10, args.table_seconds)[0]
             )
     results = sync_report.Results(lags, rates, tables, values, table_values)
-    path = sync_report.write_results(out_dir, results)
+    path = sync_report.write_results(out_dir, results, stamp)
     print(sync_report.markdown(results))
     print(f"results: {path}")
