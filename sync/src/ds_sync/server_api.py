@@ -1,8 +1,11 @@
 """The ds-server requests ds-sync makes, other than reading streams: HEAD, listings, subscriptions.
 
-Stream reads go through ``durable_sessions.follow`` (the official client plus SSE
-reconnects); these are single request/response calls on one shared httpx
-client. Unexpected answers raise ``ServerError`` with the status and body.
+Stream reads go through ``durable_sessions`` (``sse_reader``, ``follow``);
+these are single request/response calls. The frequent ones (claims, acks,
+the mirror's POSTs) go through the SDK's small HTTP/1.1 client
+(``durable_sessions.http1``, a twentieth of httpx's CPU per call), the rest
+through the shared httpx client. Unexpected answers raise ``ServerError``
+with the status and body.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ds_sync.offsets import position
 
 if TYPE_CHECKING:
     import httpx
+    from durable_sessions.http1 import Http1Client, Response
 
 STREAM_PREFIX = "/v1/stream"
 JSON = "application/json"
@@ -69,6 +73,8 @@ class ServerApi:
     http: httpx.AsyncClient
     base_url: str
     headers: dict[str, str]
+    # The calls made many times a second: claims, acks and the mirror's POSTs.
+    lean: Http1Client
 
     def stream_url(self, path: str) -> str:
         return f"{self.base_url}{STREAM_PREFIX}/{quote(path)}"
@@ -146,8 +152,8 @@ class ServerApi:
         """Lease the subscription's pending work; None when there is none (or another holds it)."""
         headers = {**self.headers, "Content-Type": JSON}
         body = msgspec.json.encode({"worker": worker})
-        response = await self.http.post(
-            self._subscription_url(sub_id) + "/claim", content=body, headers=headers
+        response = await self.lean.request(
+            "POST", self._subscription_url(sub_id) + "/claim", content=body, headers=headers
         )
         if response.status_code == 409:
             return None
@@ -179,14 +185,16 @@ class ServerApi:
     async def _settle(self, sub_id: str, grant: Grant, verb: str, body: dict[str, Any]) -> None:
         headers = {**self.headers, "Content-Type": JSON, "Authorization": f"Bearer {grant.token}"}
         url = f"{self._subscription_url(sub_id)}/{verb}"
-        response = await self.http.post(url, content=msgspec.json.encode(body), headers=headers)
+        response = await self.lean.request(
+            "POST", url, content=msgspec.json.encode(body), headers=headers
+        )
         _expect(response, f"{verb} {sub_id}", 200, 204)
 
     def _subscription_url(self, sub_id: str) -> str:
         return f"{self.base_url}{STREAM_PREFIX}/__ds/subscriptions/{quote(sub_id)}"
 
 
-def _expect(response: httpx.Response, what: str, *statuses: int) -> None:
+def _expect(response: httpx.Response | Response, what: str, *statuses: int) -> None:
     if response.status_code not in statuses:
         raise ServerError(what, response.status_code, response.text)
 

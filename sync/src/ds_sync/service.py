@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import psycopg
+from durable_sessions.http1 import Http1Client
 from psycopg_pool import AsyncConnectionPool
 
 from ds_sync import checkpoints
@@ -30,7 +31,6 @@ from ds_sync.mirror import MirrorStore, TableMirror
 from ds_sync.server_api import ServerApi, ServerError
 from ds_sync.streams import Streams
 from ds_sync.wakes import Wakes
-from ds_sync.writer import Writer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -65,7 +65,8 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         headers["Authorization"] = f"Bearer {settings.token.get_secret_value()}"
     limits = httpx.Limits(max_connections=settings.max_readers + 16, max_keepalive_connections=64)
     async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=limits) as http:
-        api = ServerApi(http, settings.server_url, headers)
+        lean = Http1Client(timeout_secs=HTTP_TIMEOUT.connect or 10.0)
+        api = ServerApi(http, settings.server_url, headers, lean)
         await _until(
             stop,
             lambda: asyncio.to_thread(_migrate, settings.postgres_url),
@@ -82,10 +83,7 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
             open=False,
         )
         await pool.open()
-        writer = Writer(
-            pool, metrics, tasks=max(1, settings.pool_size - 1), max_rows=settings.max_batch_rows
-        )
-        streams = Streams(settings, api, http, pool, writer, metrics)
+        streams = Streams(settings, api, http, pool, metrics)
         scanner = Scanner(settings, api, streams, metrics)
         wakes = Wakes(settings, api, streams.observe, scanner.scan, metrics)
         tasks = _start_mirrors(settings, api, http, MirrorStore(pool), metrics)
@@ -113,8 +111,8 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await streams.stop()
-            await writer.stop()
             await pool.close()
+            await lean.aclose()
             if endpoint is not None:
                 endpoint.close()
             log.info("stopped")

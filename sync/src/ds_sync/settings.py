@@ -99,12 +99,24 @@ class Settings(BaseSettings):
         description="streams read at once; others wait their turn without a connection",
     )
     pool_size: int = Field(
-        default=4, ge=2, le=100, description="Postgres connections (all but one commit batches)"
+        default=4,
+        ge=2,
+        le=100,
+        description="Postgres connections of the streams → Postgres direction (one commits, the "
+        "others record new streams and statuses)",
     )
     max_batch_rows: int = Field(
         default=20_000,
         ge=1,
-        description="rows one commit may take when several batches wait",
+        description="rows one commit may take; also how many rows a stream may have read and "
+        "not yet committed before its reader pauses",
+    )
+    commit_interval_secs: float = Field(
+        default=0.02,
+        ge=0,
+        le=10,
+        description="the streams → Postgres commit tick: every stream's reads of the last tick "
+        "go into one transaction (sooner when `max_batch_rows` rows wait)",
     )
     tables: Annotated[tuple[TableName, ...], NoDecode] = Field(
         default=parse_tables("items"),

@@ -2,9 +2,12 @@
 
 Discovery (listings, HEADs) and wakes report what they see with
 ``observe``; this module decides. A stream gets a reader when it has data
-past its checkpoint (or was closed); a reader that ends idle is started
-again at once if data arrived meanwhile. Everything here runs on the event
-loop, so the decisions never race each other.
+past what was read (or was closed); a reader that ends idle is started
+again at once if data arrived meanwhile. Readers hand their reads to the
+stream's state and the writer commits them; its verdict comes back to
+``_settled``: the checkpoint moves, or the stream's reads are dropped and
+it is read again from the checkpoint the database holds. Everything here
+runs on the event loop, so the decisions never race each other.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import httpx
@@ -20,12 +22,12 @@ import psycopg
 from durable_streams import DurableStreamError
 
 from ds_sync import checkpoints
-from ds_sync.backoff import Backoff
 from ds_sync.model import Status, StreamInfo
 from ds_sync.offsets import position
 from ds_sync.patterns import any_matches
-from ds_sync.tailer import Ending, tail
-from ds_sync.writer import StaleCheckpoint, UniqueConflict, WriterStopped
+from ds_sync.stream_state import StreamState
+from ds_sync.tailer import Ending, Reader
+from ds_sync.writer import StaleCheckpoint, UniqueConflict, Writer
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -35,9 +37,10 @@ if TYPE_CHECKING:
 
     from ds_sync.checkpoints import Checkpoint
     from ds_sync.metrics import Metrics
+    from ds_sync.model import Read
     from ds_sync.server_api import ServerApi
     from ds_sync.settings import Settings
-    from ds_sync.writer import Writer
+    from ds_sync.stream_state import Chain
 
 log = logging.getLogger("ds_sync.streams")
 JSON_TYPE = "application/json"
@@ -46,27 +49,6 @@ JSON_TYPE = "application/json"
 # requests on the HTTP pool, whose bookkeeping grows with the queue squared,
 # and as many on the database pool: the event loop starves and both time out.
 _SIGHTINGS = 16
-
-
-@dataclass(slots=True, eq=False)
-class StreamState:
-    """One stream as ds-sync knows it."""
-
-    path: str
-    status: Status
-    next_offset: str
-    created_ms: int | None
-    known_tail: int = -1  # the largest tail the server reported; -1 unknown
-    closed_seen: bool = False
-    reader: asyncio.Task[None] | None = None
-    backoff: Backoff = field(default_factory=Backoff)
-    # While behind: when the checkpoint last moved, or when it fell behind.
-    behind_since: float | None = None
-
-    @property
-    def behind(self) -> bool:
-        """Whether the server has reported data past the checkpoint (or a closure not yet seen)."""
-        return self.known_tail > position(self.next_offset) or self.closed_seen
 
 
 class Streams:
@@ -78,15 +60,22 @@ class Streams:
         api: ServerApi,
         http: httpx.AsyncClient,
         pool: AsyncConnectionPool,
-        writer: Writer,
         metrics: Metrics,
     ) -> None:
         self._settings = settings
         self._api = api
         self._http = http
         self._pool = pool
-        self._writer = writer
         self._metrics = metrics
+        self.writer = Writer(
+            pool,
+            metrics,
+            max_rows=settings.max_batch_rows,
+            interval=settings.commit_interval_secs,
+            settle=self._settled,
+        )
+        # A stream's reads not yet committed, beyond which its reader pauses.
+        self._queue_limit = settings.max_batch_rows
         self._states: dict[str, StreamState] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}  # first sights being recorded
         self._reported: set[str] = set()  # problems already logged once
@@ -113,15 +102,16 @@ class Streams:
     def paths(self) -> list[str]:
         return list(self._states)
 
-    def observe(self, info: StreamInfo) -> None:
-        """The server reports ``info`` about a stream (from a listing, a HEAD or a wake)."""
+    def observe(self, info: StreamInfo) -> bool:
+        """The server reports ``info`` about a stream (from a listing, a HEAD or a wake);
+        True when that starts a reader (or a first sight that may), False when it was known."""
         if self._stopping or not any_matches(self._settings.streams, info.path):
-            return
+            return False
         if info.content_type is not None and not _is_json(info.content_type):
             if info.path not in self._metrics.skipped_streams:
                 self._metrics.skipped_streams.add(info.path)
                 log.warning("stream %s is %s, not JSON: not synced", info.path, info.content_type)
-            return
+            return False
         state = self._states.get(info.path)
         if state is None:
             if info.content_type is None:
@@ -129,32 +119,40 @@ class Streams:
                 self._spawn_pending(info.path, self._head_then_observe(info.path))
             else:
                 self._spawn_pending(info.path, self._first_sight(info))
-            return
+            return True
         if self._recreated(state, info):
-            return
+            return False
         state.known_tail = max(state.known_tail, info.tail)
         state.closed_seen = state.closed_seen or info.closed
         if state.behind_since is None and state.behind:
             state.behind_since = time.monotonic()
-        if state.status is Status.ACTIVE and state.reader is None and state.behind:
+        if (
+            state.status is Status.ACTIVE
+            and state.task is None
+            and state.unread
+            and not state.recovering
+        ):
             self._start_reader(state)
+            return True
+        return False
 
     async def confirm_gone(self, path: str) -> None:
         """A listing no longer shows ``path``: mark it deleted once a HEAD agrees."""
         state = self._states.get(path)
-        if state is None or state.status is not Status.ACTIVE or state.reader is not None:
+        if state is None or state.status is not Status.ACTIVE or state.task is not None:
             return
         if await self._api.head(path) is None:
             await self._retire(state, Status.DELETED, "the stream no longer exists")
 
     async def stop(self) -> None:
-        """Cancel every reader (the writer finishes their open transactions itself)."""
+        """Cancel every reader, then let the writer finish the transaction in progress."""
         self._stopping = True
-        tasks = [s.reader for s in self._states.values() if s.reader is not None]
+        tasks = [s.task for s in self._states.values() if s.task is not None]
         tasks += list(self._pending.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.writer.stop()
 
     def _recreated(self, state: StreamState, info: StreamInfo) -> bool:
         """Whether the stream was deleted and made again under its name (then: not synced)."""
@@ -169,7 +167,7 @@ class Streams:
             return False
         if state.created_ms == info.created_ms and state.status is not Status.DELETED:
             return False
-        if state.status is Status.ACTIVE and state.reader is None:
+        if state.status is Status.ACTIVE and state.task is None:
             detail = "deleted and created again: its offsets would collide with the rows stored"
             self._spawn_pending("failed:" + state.path, self._retire(state, Status.FAILED, detail))
         elif state.path not in self._reported:
@@ -223,56 +221,90 @@ class Streams:
         self.observe(info)
 
     def _start_reader(self, state: StreamState) -> None:
-        state.reader = asyncio.create_task(self._read(state), name=f"read {state.path}")
+        state.task = asyncio.create_task(self._read(state), name=f"read {state.path}")
 
     async def _read(self, state: StreamState) -> None:
         ending: Ending | None = None
         try:
             async with self._slots:
-                ending = await tail(
+                state.reader = Reader(
                     self._api,
                     self._http,
-                    self._writer,
                     state.path,
-                    state.next_offset,
+                    state.read_offset,
                     url=self._read_url(state.path),
+                    deliver=lambda read: self._queue(state, read),
                     idle_secs=self._settings.idle_secs,
-                    on_commit=self._committed,
                     others_waiting=self._others_waiting,
                 )
-        except WriterStopped:
+                ending = await state.reader.run()
+        except Exception as exc:
+            # Server and network errors, or a bug: none is the last word on a
+            # stream, so back off and read again from the committed checkpoint.
+            state.recovering = True
+            self._spawn_pending("recover:" + state.path, self._recover(state, exc))
             return
-        except UniqueConflict as exc:
+        finally:
+            state.reader = None
+            state.task = None
+        if ending is Ending.DELETED:
+            await self._retire(state, Status.DELETED, "the stream no longer exists")
+        elif ending is Ending.IDLE and state.unread and not self._stopping:
+            # Data arrived while the reader was deciding it was idle.
+            self._start_reader(state)
+
+    def _queue(self, state: StreamState, read: Read) -> None:
+        """A reader handed over a read: queue it for the writer; pause at the limit."""
+        if state.recovering:
+            return
+        state.queue(read)
+        self.writer.submit(state)
+        if state.queued_rows >= self._queue_limit and state.reader is not None:
+            state.reader.pause()
+
+    def _settled(self, chain: Chain, error: BaseException | None) -> None:
+        """The writer's verdict on a chain of reads."""
+        state = chain.state
+        if not chain.settled.done():
+            chain.settled.set_result(None)
+        if error is None:
+            state.committed(chain)
+            if state.reader is not None and state.queued_rows < self._queue_limit:
+                state.reader.resume()
+            if chain.closed:
+                self._count_states()
+                log.info("stream %s is closed and fully synced", state.path)
+            return
+        state.committing = None
+        if isinstance(error, UniqueConflict):
             self._metrics.conflicts += 1
             log.error(
                 "stream %s: rows at offset %s exist already (%s); the stream is stopped, "
                 "nothing was skipped",
                 state.path,
-                state.next_offset,
-                exc,
+                chain.begins_at,
+                error,
             )
-            await self._retire(state, Status.FAILED, f"unique key conflict at {state.next_offset}")
+            self._stop_reading(state)
+            self._spawn_pending(
+                "failed:" + state.path,
+                self._retire(state, Status.FAILED, f"unique key conflict at {chain.begins_at}"),
+            )
             return
-        except Exception as exc:
-            # Server, network and database errors, a stale checkpoint, or a bug:
-            # none is the last word on a stream, so back off and read again.
-            await self._recover(state, exc)
-            return
-        finally:
-            state.reader = None
-        state.backoff.reset()
-        if ending is Ending.DELETED:
-            await self._retire(state, Status.DELETED, "the stream no longer exists")
-        elif ending is Ending.CLOSED:
-            state.status = Status.DONE
-            self._count_states()
-            log.info("stream %s is closed and fully synced", state.path)
-        elif state.behind and not self._stopping:
-            # Data arrived while the reader was deciding it was idle.
-            self._start_reader(state)
+        self._stop_reading(state)
+        self._spawn_pending("recover:" + state.path, self._recover(state, error))
+
+    def _stop_reading(self, state: StreamState) -> None:
+        """Stop the reader and drop what it read past the checkpoint."""
+        state.recovering = True
+        if state.task is not None:
+            state.task.cancel()
+        state.drop_reads()
 
     async def _recover(self, state: StreamState, exc: BaseException) -> None:
         """After a failure: wait (backoff with jitter), reload the checkpoint, read again."""
+        state.recovering = True
+        state.drop_reads()
         self._metrics.retries += 1
         if isinstance(exc, psycopg.Error):
             self._metrics.database_errors += 1
@@ -283,6 +315,11 @@ class Streams:
             "stream %s: %s: %s; retrying in %.2fs", state.path, type(exc).__name__, exc, delay
         )
         await asyncio.sleep(delay)
+        # The reader may still be winding down, and a transaction of it be open.
+        if state.task is not None and state.task is not asyncio.current_task():
+            await asyncio.gather(state.task, return_exceptions=True)
+        if state.committing is not None:
+            await asyncio.shield(state.committing.settled)
         if self._stopping:
             return
         try:
@@ -291,7 +328,9 @@ class Streams:
             row = None
         if row is not None:
             state.next_offset, state.status = row.next_offset, row.status
-        if not self._stopping and state.status is Status.ACTIVE and state.reader is None:
+        state.drop_reads()
+        state.recovering = False
+        if not self._stopping and state.status is Status.ACTIVE and state.task is None:
             # The server may have more than we were told; reading finds out.
             state.known_tail = max(state.known_tail, position(state.next_offset) + 1)
             self._start_reader(state)
@@ -312,13 +351,6 @@ class Streams:
             return self._api.bucket_stream_url(path)
         return self._api.stream_url(path)
 
-    def _committed(self, stream: str, next_offset: str) -> None:
-        state = self._states.get(stream)
-        if state is not None:
-            state.next_offset = next_offset
-            state.backoff.reset()
-            state.behind_since = time.monotonic() if state.behind else None
-
     def refresh_metrics(self) -> None:
         """Recount the streams by state, and the ages of checkpoints behind, for /metrics."""
         self._count_states()
@@ -334,7 +366,7 @@ class Streams:
         for state in self._states.values():
             key = state.status.value
             counts[key] = counts.get(key, 0) + 1
-        counts["reading"] = sum(1 for s in self._states.values() if s.reader is not None)
+        counts["reading"] = sum(1 for s in self._states.values() if s.task is not None)
         self._metrics.streams_by_state = counts
 
 
