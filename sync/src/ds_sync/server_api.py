@@ -150,15 +150,34 @@ class ServerApi:
 
     async def claim(self, sub_id: str, worker: str) -> Grant | None:
         """Lease the subscription's pending work; None when there is none (or another holds it)."""
+        found = await self.claim_or_refusal(sub_id, worker)
+        return found if isinstance(found, Grant) else None
+
+    async def claim_or_refusal(self, sub_id: str, worker: str) -> Grant | str:
+        """Lease the subscription's pending work, or the code of the 409 refusing it
+        (``ALREADY_CLAIMED``: another worker holds it; ``NO_PENDING_WORK``: nothing to hold)."""
         headers = {**self.headers, "Content-Type": JSON}
         body = msgspec.json.encode({"worker": worker})
         response = await self.lean.request(
             "POST", self._subscription_url(sub_id) + "/claim", content=body, headers=headers
         )
         if response.status_code == 409:
-            return None
+            return _error_code(response.text) or "CONFLICT"
         _expect(response, f"claim {sub_id}", 200)
         return msgspec.json.decode(response.content, type=Grant)
+
+    async def renew(self, sub_id: str, grant: Grant) -> None:
+        """Extend the claim's lease (an ack of nothing that does not end the wake)."""
+        body = {"wake_id": grant.wake_id, "generation": grant.generation, "done": False}
+        await self._settle(sub_id, grant, "ack", body)
+
+    async def append_json(self, path: str, body: bytes) -> None:
+        """Append ``body`` (a JSON array of messages) to a JSON stream."""
+        headers = {**self.headers, "Content-Type": JSON}
+        response = await self.lean.request(
+            "POST", self.stream_url(path), content=body, headers=headers
+        )
+        _expect(response, f"append to {path}", 200, 204)
 
     async def ack(self, sub_id: str, grant: Grant, acks: list[tuple[str, str]]) -> None:
         """Acknowledge ``(path, offset)`` pairs and end the wake."""

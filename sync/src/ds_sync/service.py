@@ -25,10 +25,13 @@ from ds_sync import checkpoints
 from ds_sync.backoff import Backoff
 from ds_sync.discovery import Scanner
 from ds_sync.http_endpoint import serve
+from ds_sync.leases import ShardLeases
 from ds_sync.metrics import Metrics
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.mirror import MirrorStore, TableMirror
+from ds_sync.model import StreamInfo
 from ds_sync.server_api import ServerApi, ServerError
+from ds_sync.sightings import Sightings
 from ds_sync.streams import Streams
 from ds_sync.wakes import Wakes
 
@@ -85,23 +88,62 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         await pool.open()
         streams = Streams(settings, api, http, pool, metrics)
         scanner = Scanner(settings, api, streams, metrics)
-        wakes = Wakes(settings, api, streams.observe, scanner.scan, metrics)
+        leases: ShardLeases | None = None
+        sightings: Sightings | None = None
+        if settings.shards:
+            leases = ShardLeases(
+                settings,
+                api,
+                pool,
+                metrics,
+                on_gained=streams.shards_gained,
+                on_lost=streams.shards_lost,
+            )
+            streams.ownership = leases
+            sightings = Sightings(
+                settings.postgres_url,
+                settings.name,
+                pool,
+                seen=lambda path, tail: _seen(streams, path, tail),
+                missed=scanner.scan,
+            )
+        wakes = Wakes(
+            settings,
+            api,
+            streams.observe,
+            scanner.scan,
+            metrics,
+            ownership=streams.ownership,
+            publish=None if sightings is None else sightings.publish,
+        )
         tasks = _start_mirrors(settings, api, http, MirrorStore(pool), metrics)
         try:
             streams.load(await checkpoints.load_all(pool))
+            lease_start = None
+            if leases is not None and sightings is not None:
+                tasks.append(asyncio.create_task(sightings.listen(), name="sightings"))
+                lease_start = await _until(stop, leases.prepare, "taking shard leases")
             start = await _until(stop, wakes.prepare, "subscribing to wakes")
             await _until(stop, scanner.scan, "listing the streams")
+            # From now on, shards taken over are listed again (start-up just did).
+            streams.rescan = scanner.scan
             if not stop.is_set():
                 tasks += [
                     asyncio.create_task(_keep_listening(wakes, start), name="wakes"),
                     asyncio.create_task(wakes.claim_loop(), name="claims"),
                     asyncio.create_task(scanner.run(), name="rescans"),
                 ]
+                if leases is not None and lease_start is not None:
+                    tasks.append(asyncio.create_task(leases.run(lease_start), name="leases"))
                 ready = True
                 log.info(
-                    "syncing %s from %s into Postgres",
+                    "syncing %s from %s into Postgres (%s)",
                     ", ".join(p.text for p in settings.streams),
                     settings.server_url,
+                    "every stream"
+                    if leases is None
+                    else f"instance {leases.instance}: {len(leases.held)} of "
+                    f"{leases.shards} shards",
                 )
                 await stop.wait()
         finally:
@@ -111,6 +153,9 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await streams.stop()
+            if leases is not None:
+                # After the last commit: the next holder starts from it.
+                await leases.stop()
             await pool.close()
             await lean.aclose()
             if endpoint is not None:
@@ -162,6 +207,10 @@ async def _keep_listening(wakes: Wakes, start: str | None) -> None:
         else:
             backoff.reset()
         start = None
+
+
+def _seen(streams: Streams, path: str, tail: int) -> None:
+    streams.observe(StreamInfo(path=path, content_type=None, tail=tail))
 
 
 def _migrate(url: str) -> None:

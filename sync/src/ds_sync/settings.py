@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from typing import Annotated, Literal
 
 import pydantic_settings
@@ -27,6 +28,7 @@ from ds_sync.table_names import TableName, TableNameError, parse_tables
 
 PREFIX = "DS_SYNC__"
 _NAME_RE = re.compile(r"[a-z0-9_-]{1,40}")
+_INSTANCE_RE = re.compile(r"[A-Za-z0-9._:-]{1,60}")
 # A Postgres size setting: a number and a unit (max_slot_wal_keep_size's form).
 _SIZE_RE = re.compile(r"\d{1,9}(kB|MB|GB|TB)")
 
@@ -77,6 +79,26 @@ class Settings(BaseSettings):
         default="ds-sync",
         description="this consumer's name on the server: its subscriptions and wake stream "
         "`ds-sync/{name}-wakes`",
+    )
+    instance: str = Field(
+        default="",
+        description="this process's name among the ds-sync processes sharing `DS_SYNC__NAME` "
+        "(in `sync_instances`, leases and logs); empty: `{hostname}-{pid}`",
+    )
+    shards: int = Field(
+        default=8,
+        ge=0,
+        le=1024,
+        description="session streams are divided into this many shards, each leased to one of "
+        "the processes sharing `DS_SYNC__NAME` (at most this many share the work; all of them "
+        "need the same value); `0`: no leases, this process syncs every stream",
+    )
+    lease_ttl_secs: float = Field(
+        default=5.0,
+        ge=1,
+        le=60,
+        description="a shard's lease lasts this long unless renewed (every third of it): a "
+        "killed process's shards are taken over about this long after it died",
     )
     idle_secs: float = Field(
         default=30.0,
@@ -234,6 +256,18 @@ class Settings(BaseSettings):
         if not value.startswith(("postgresql://", "postgres://")):
             raise ValueError("must be a postgresql:// URL")
         return value
+
+    @field_validator("instance")
+    @classmethod
+    def _instance(cls, value: str) -> str:
+        if value and _INSTANCE_RE.fullmatch(value) is None:
+            raise ValueError("must be 1-60 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'")
+        return value
+
+    @property
+    def instance_name(self) -> str:
+        """This process's name in the group: ``instance``, else ``{hostname}-{pid}``."""
+        return self.instance or f"{socket.gethostname()[:40]}-{os.getpid()}"
 
     @field_validator("name")
     @classmethod

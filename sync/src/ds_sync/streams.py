@@ -25,12 +25,13 @@ from ds_sync import checkpoints
 from ds_sync.model import Status, StreamInfo
 from ds_sync.offsets import position
 from ds_sync.patterns import any_matches
+from ds_sync.shards import AllStreams, shard_of
 from ds_sync.stream_state import StreamState
 from ds_sync.tailer import Ending, Reader
 from ds_sync.writer import StaleCheckpoint, UniqueConflict, Writer
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Awaitable, Callable, Coroutine
     from typing import Any
 
     from psycopg_pool import AsyncConnectionPool
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ds_sync.model import Read
     from ds_sync.server_api import ServerApi
     from ds_sync.settings import Settings
+    from ds_sync.shards import Ownership
     from ds_sync.stream_state import Chain
 
 log = logging.getLogger("ds_sync.streams")
@@ -49,6 +51,8 @@ JSON_TYPE = "application/json"
 # requests on the HTTP pool, whose bookkeeping grows with the queue squared,
 # and as many on the database pool: the event loop starves and both time out.
 _SIGHTINGS = 16
+# ds-sync's own streams (wakes, leases) live in this bucket; they are never synced.
+_GROUP_BUCKET = "ds-sync/"
 
 
 class Streams:
@@ -61,18 +65,21 @@ class Streams:
         http: httpx.AsyncClient,
         pool: AsyncConnectionPool,
         metrics: Metrics,
+        ownership: Ownership | None = None,
     ) -> None:
         self._settings = settings
         self._api = api
         self._http = http
         self._pool = pool
         self._metrics = metrics
+        self.ownership: Ownership = ownership or AllStreams()
         self.writer = Writer(
             pool,
             metrics,
             max_rows=settings.max_batch_rows,
             interval=settings.commit_interval_secs,
             settle=self._settled,
+            owns=lambda state: self.ownership.owns(state.path),
         )
         # A stream's reads not yet committed, beyond which its reader pauses.
         self._queue_limit = settings.max_batch_rows
@@ -83,6 +90,11 @@ class Streams:
         # Readers with a connection open; the rest wait their turn without one.
         self._slots = asyncio.Semaphore(settings.max_readers)
         self._sightings = asyncio.Semaphore(_SIGHTINGS)
+        # Tails reported for streams of other processes' shards that have no state here.
+        self._others_tails: dict[str, int] = {}
+        self._gained: set[int] = set()  # shards taken over, not yet read from
+        self._taking: set[int] = set()  # shards whose checkpoints are being loaded
+        self.rescan: Callable[[], Awaitable[None]] | None = None
 
     def _others_waiting(self) -> bool:
         """Whether streams are waiting for a reader slot (a caught-up reader then steps aside)."""
@@ -104,30 +116,41 @@ class Streams:
 
     def observe(self, info: StreamInfo) -> bool:
         """The server reports ``info`` about a stream (from a listing, a HEAD or a wake);
-        True when that starts a reader (or a first sight that may), False when it was known."""
+        True when that starts a reader (or a first sight that may), or is a stream never
+        seen before; False when it was known."""
         if self._stopping or not any_matches(self._settings.streams, info.path):
             return False
+        if info.path.startswith(_GROUP_BUCKET):
+            return False  # ds-sync's own wake and lease streams
         if info.content_type is not None and not _is_json(info.content_type):
             if info.path not in self._metrics.skipped_streams:
                 self._metrics.skipped_streams.add(info.path)
                 log.warning("stream %s is %s, not JSON: not synced", info.path, info.content_type)
             return False
         state = self._states.get(info.path)
+        owned = self.ownership.owns(info.path)
         if state is None:
+            if not owned:
+                # Another process's shard: its owner records and reads it. Kept here in case
+                # this process takes the shard over.
+                known = self._others_tails.get(info.path)
+                self._others_tails[info.path] = max(known or 0, info.tail)
+                return known is None
             if info.content_type is None:
                 # Seen in a wake: learn its content type before deciding.
                 self._spawn_pending(info.path, self._head_then_observe(info.path))
             else:
                 self._spawn_pending(info.path, self._first_sight(info))
             return True
-        if self._recreated(state, info):
+        if self._recreated(state, info, owned=owned):
             return False
         state.known_tail = max(state.known_tail, info.tail)
         state.closed_seen = state.closed_seen or info.closed
         if state.behind_since is None and state.behind:
             state.behind_since = time.monotonic()
         if (
-            state.status is Status.ACTIVE
+            owned
+            and state.status is Status.ACTIVE
             and state.task is None
             and state.unread
             and not state.recovering
@@ -136,10 +159,70 @@ class Streams:
             return True
         return False
 
+    def shards_lost(self, shards: set[int]) -> None:
+        """Another process holds these shards now: stop reading their streams and drop
+        what was read of them and not committed."""
+        for state in self._in_shards(shards):
+            self._stop_reading(state)
+            state.recovering = False
+
+    def shards_gained(self, shards: set[int]) -> None:
+        """This process holds these shards now: read their streams from the checkpoints
+        their previous holder committed."""
+        self._gained |= shards
+        self._spawn_pending("take over", self._take_over())
+
+    async def _take_over(self) -> None:
+        # Claims come in a row: those made while one is taken over are taken over next.
+        while self._gained:
+            shards, self._gained = self._gained, set()
+            self._taking |= shards
+            try:
+                await self._take_over_shards(shards)
+            finally:
+                self._taking -= shards
+            for state in self._in_shards(shards):
+                if state.status is Status.ACTIVE and state.task is None and state.unread:
+                    self._start_reader(state)
+            if self.rescan is not None:
+                # Tails nobody reported here (the previous holder's own wakes): a listing.
+                await self.rescan()
+
+    async def _take_over_shards(self, shards: set[int]) -> None:
+        try:
+            rows = await checkpoints.load_all(self._pool)
+        except psycopg.Error as exc:
+            log.warning("taking over shards %s: %s; the next rescan retries", sorted(shards), exc)
+            return
+        for path, row in rows.items():
+            if self._shard(path) not in shards:
+                continue
+            state = self._states.get(path)
+            if state is None:
+                state = StreamState(row.stream, row.status, row.next_offset, row.created_ms)
+                self._states[path] = state
+            elif state.task is None and state.committing is None:
+                state.next_offset, state.status = row.next_offset, row.status
+                state.drop_reads()
+            state.known_tail = max(state.known_tail, self._others_tails.pop(path, -1))
+        for path, tail in list(self._others_tails.items()):
+            if self._shard(path) in shards:
+                del self._others_tails[path]
+                self.observe(StreamInfo(path=path, content_type=None, tail=tail))
+        self._count_states()
+
+    def _in_shards(self, shards: set[int]) -> list[StreamState]:
+        return [s for s in self._states.values() if self._shard(s.path) in shards]
+
+    def _shard(self, path: str) -> int:
+        return shard_of(path, self.ownership.shards)
+
     async def confirm_gone(self, path: str) -> None:
         """A listing no longer shows ``path``: mark it deleted once a HEAD agrees."""
         state = self._states.get(path)
         if state is None or state.status is not Status.ACTIVE or state.task is not None:
+            return
+        if not self.ownership.owns(path):
             return
         if await self._api.head(path) is None:
             await self._retire(state, Status.DELETED, "the stream no longer exists")
@@ -154,7 +237,7 @@ class Streams:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.writer.stop()
 
-    def _recreated(self, state: StreamState, info: StreamInfo) -> bool:
+    def _recreated(self, state: StreamState, info: StreamInfo, *, owned: bool) -> bool:
         """Whether the stream was deleted and made again under its name (then: not synced)."""
         if info.created_ms is None:
             return False
@@ -167,6 +250,8 @@ class Streams:
             return False
         if state.created_ms == info.created_ms and state.status is not Status.DELETED:
             return False
+        if not owned:
+            return True  # its owner says so and marks it
         if state.status is Status.ACTIVE and state.task is None:
             detail = "deleted and created again: its offsets would collide with the rows stored"
             self._spawn_pending("failed:" + state.path, self._retire(state, Status.FAILED, detail))
@@ -221,6 +306,13 @@ class Streams:
         self.observe(info)
 
     def _start_reader(self, state: StreamState) -> None:
+        if not self.ownership.owns(state.path):
+            return
+        if (self._gained or self._taking) and self._shard(state.path) in (
+            self._gained | self._taking
+        ):
+            return  # its checkpoint is being loaded; reading starts from it after
+
         state.task = asyncio.create_task(self._read(state), name=f"read {state.path}")
 
     async def _read(self, state: StreamState) -> None:
@@ -257,6 +349,10 @@ class Streams:
         """A reader handed over a read: queue it for the writer; pause at the limit."""
         if state.recovering:
             return
+        if not self.ownership.owns(state.path):
+            self._stop_reading(state)  # its shard is no longer ours
+            state.recovering = False
+            return
         state.queue(read)
         self.writer.submit(state)
         if state.queued_rows >= self._queue_limit and state.reader is not None:
@@ -276,6 +372,8 @@ class Streams:
                 log.info("stream %s is closed and fully synced", state.path)
             return
         state.committing = None
+        if isinstance(error, StaleCheckpoint):
+            self._metrics.stale_commits += 1
         if isinstance(error, UniqueConflict):
             self._metrics.conflicts += 1
             log.error(

@@ -32,12 +32,14 @@ from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
+import psycopg
 from durable_sessions.sse_reader import SseReader
 
 from ds_sync.backoff import Backoff
 from ds_sync.model import StreamInfo
 from ds_sync.offsets import normal, position
 from ds_sync.server_api import JSON, ServerError
+from ds_sync.shards import AllStreams
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from ds_sync.patterns import Pattern
     from ds_sync.server_api import ServerApi
     from ds_sync.settings import Settings
+    from ds_sync.shards import Ownership
 
 log = logging.getLogger("ds_sync.wakes")
 
@@ -81,10 +84,17 @@ class Wakes:
         observe: Callable[[StreamInfo], bool],
         rescan: Callable[[], Awaitable[None]],
         metrics: Metrics,
+        *,
+        ownership: Ownership | None = None,
+        publish: Callable[[list[tuple[str, int]]], Awaitable[None]] | None = None,
     ) -> None:
         self._settings = settings
         self._api = api
         self._observe = observe  # True when what it was told started (or needs) a reader
+        # When other processes share the work, they learn what a claim says (sightings)
+        # before the ack: their own shards' streams, and tails for shards they may take over.
+        self._ownership = ownership or AllStreams()
+        self._publish = publish
         self._rescan = rescan
         self._metrics = metrics
         self.wake_stream = f"{WAKE_BUCKET}/{settings.name}-wakes"
@@ -164,7 +174,7 @@ class Wakes:
                 try:
                     learnt = await self._claim(sub_id) or learnt
                     backoff.reset()
-                except (httpx.HTTPError, ServerError, OSError, TimeoutError) as exc:
+                except (httpx.HTTPError, ServerError, OSError, TimeoutError, psycopg.Error) as exc:
                     self._metrics.server_errors += 1
                     self._due.add(sub_id)
                     self._due_event.set()
@@ -183,6 +193,7 @@ class Wakes:
             return False  # nothing pending, or a lease held by an earlier (killed) process
         self._metrics.wakes += 1
         acks: list[tuple[str, str]] = []
+        others: list[tuple[str, int]] = []
         learnt = False
         for stream in grant.streams:
             tail = position(stream.tail_offset)
@@ -190,6 +201,11 @@ class Wakes:
             learnt = self._observe(info) or learnt
             if tail > position(stream.acked_offset):
                 acks.append((stream.path, stream.tail_offset))
+                others.append((stream.path, tail))
+        if others and self._publish is not None and self._ownership.shared():
+            # Committed before the ack: a claimer killed in between leaves the wake unacked.
+            await self._publish(others)
+            self._metrics.sightings_sent += len(others)
         try:
             await self._api.ack(sub_id, grant, acks)
         except ServerError as exc:

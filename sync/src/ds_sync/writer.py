@@ -113,8 +113,10 @@ class Writer:
         max_rows: int,
         interval: float,
         settle: Callable[[Chain, BaseException | None], None],
+        owns: Callable[[StreamState], bool] = lambda _: True,
     ) -> None:
         self._pool = pool
+        self._owns = owns
         self._conn: AsyncConnection[Any] | None = None  # the writer's own, taken from the pool
         self._metrics = metrics
         self._max_rows = max_rows
@@ -187,6 +189,11 @@ class Writer:
         rows = 0
         for state in list(self._submitted):
             if state.committing is not None:
+                continue
+            if not self._owns(state):
+                # Its shard's lease is gone (or overdue): another process commits it now.
+                state.drop_reads()
+                del self._submitted[state]
                 continue
             budget = self._max_rows - rows
             if chains and budget <= 0:
