@@ -51,7 +51,8 @@ class SyncProcess:
     starts: int = 0
 
     def __post_init__(self) -> None:
-        self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"ds-sync-{self.name}.log"
+        label = self.env.get("DS_SYNC__INSTANCE", self.name)
+        self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"ds-sync-{label}.log"
         self.log_path.unlink(missing_ok=True)
 
     def start(self, *, wait: bool = True) -> None:
@@ -125,6 +126,10 @@ class SyncProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    @property
+    def instance(self) -> str:
+        return self.env.get("DS_SYNC__INSTANCE", "")
 
     def __enter__(self) -> SyncProcess:
         self.start()
@@ -211,3 +216,38 @@ def checkpoint(postgres_url: str, stream: str) -> tuple[str, str] | None:
         stream,
     )
     return (found[0][0], found[0][1]) if found else None
+
+
+# A short lease, so the tests see takeovers within a few seconds.
+GROUP_LEASE_TTL_SECS = "2"
+
+
+def group(
+    server_url: str, postgres_url: str, streams: str, size: int, **env: str
+) -> list[SyncProcess]:
+    """``size`` ds-sync processes (not started) sharing one consumer name: one group."""
+    name = "g" + uuid.uuid4().hex[:10]
+    return [
+        SyncProcess(
+            server_url,
+            postgres_url,
+            streams,
+            env={
+                "DS_SYNC__INSTANCE": f"{name}-{chr(ord('a') + n)}",
+                "DS_SYNC__LEASE_TTL_SECS": GROUP_LEASE_TTL_SECS,
+                **env,
+            },
+            name=name,
+        )
+        for n in range(size)
+    ]
+
+
+def shards_held(postgres_url: str, name: str) -> dict[str, list[int]]:
+    """Instance -> the shards it recorded holding (sync_instances), for the group ``name``."""
+    found = rows(
+        postgres_url,
+        "SELECT instance, shards FROM sync_instances WHERE consumer = %s ORDER BY instance",
+        name,
+    )
+    return {str(instance): sorted(shards) for instance, shards in found}

@@ -1,0 +1,149 @@
+"""One table, three ds-sync processes: one mirrors it, two stand by; the active one is
+SIGKILLed again and again while 4 writers change the table.
+
+Each kill hands the table to a standby (the advisory lock passes with the
+dead process's connection); the killed process comes back as a standby. At
+the end, pg-items holds every change once, and materialised it is the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from functools import partial
+from typing import TYPE_CHECKING
+
+import httpx
+import psycopg
+from ds_sync.migrate import migrate
+from mirror_support import (
+    changes,
+    controls,
+    delete_stream,
+    duplicates,
+    items_rows,
+    materialise,
+    normalised_items,
+    wait_for_stream,
+)
+from sync_support import group, rows, wait_until
+from test_mirror_kill import OPS_PER_WRITER, writer
+
+if TYPE_CHECKING:
+    import pytest
+    from sync_support import SyncProcess
+
+PROCESSES = 3
+WRITERS = 4
+KILLS = 5
+ACTIVE = 'ds_sync_table_active{table="items"}'
+
+
+def active(processes: list[SyncProcess]) -> SyncProcess | None:
+    """The process mirroring items now (its metric says so), if one does."""
+    for process in processes:
+        if process.process is None:
+            continue
+        try:
+            if process.metric(ACTIVE) == 1:
+                return process
+        except (AssertionError, httpx.HTTPError):
+            continue
+    return None
+
+
+async def kill_active(
+    processes: list[SyncProcess], thresholds: list[int], progress: list[int]
+) -> list[tuple[str, float]]:
+    """SIGKILL the active process at each threshold and start it again (as a standby);
+    how long each time until another one was active."""
+    killed = []
+    for threshold in thresholds:
+        while progress[0] < threshold:  # noqa: ASYNC110 - a plain counter; polling is simplest
+            await asyncio.sleep(0.005)
+        victim = await asyncio.to_thread(wait_until, lambda: active(processes), 30, "an active")
+        victim.kill()
+        gone = time.monotonic()
+        others = [p for p in processes if p is not victim]
+        await asyncio.to_thread(wait_until, partial(active, others), 30, "a takeover")
+        killed.append((victim.instance[-1], time.monotonic() - gone))
+        await asyncio.to_thread(victim.start)
+    return killed
+
+
+async def run_load(
+    processes: list[SyncProcess], url: str, seed: int, total: int
+) -> tuple[int, list[tuple[str, float]]]:
+    rng = random.Random(seed)
+    thresholds = sorted(rng.sample(range(total // 20, total - total // 20), KILLS))
+    progress = [0]
+    writers = [writer(url, n, random.Random(seed * 100 + n), progress) for n in range(WRITERS)]
+    killer = asyncio.ensure_future(kill_active(processes, thresholds, progress))
+    changed = await asyncio.gather(*writers)
+    return sum(changed), await killer
+
+
+def test_a_standby_takes_over_each_killed_active_and_nothing_is_lost_or_doubled(
+    ds_server: str, postgres_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    delete_stream(ds_server, "pg-items")
+    with psycopg.connect(postgres_db, autocommit=True) as conn:
+        migrate(conn)
+    processes = group(ds_server, postgres_db, "none/*", PROCESSES, DS_SYNC__TABLES="items")
+    try:
+        for process in processes:
+            process.start()
+        wait_for_stream(
+            ds_server,
+            "pg-items",
+            lambda messages: controls(messages) == ["snapshot-start", "snapshot-end"],
+            what="the first sync",
+        )
+        first = wait_until(lambda: active(processes), timeout=30, what="an active process")
+        standbys = [p for p in processes if p is not first]
+        assert all(p.metric(ACTIVE) == 0 for p in standbys)
+        roles = rows(
+            postgres_db,
+            "SELECT role, count(*) FROM sync_mirror_instances WHERE table_name = 'public.items' "
+            "GROUP BY role ORDER BY role",
+        )
+        assert roles == [("active", 1), ("standby", PROCESSES - 1)]
+        seed = random.randrange(1_000_000)
+        started = time.monotonic()
+        made, killed = asyncio.run(run_load(processes, postgres_db, seed, WRITERS * OPS_PER_WRITER))
+        wrote_in = time.monotonic() - started
+        expected = items_rows(postgres_db)
+        messages = wait_for_stream(
+            ds_server,
+            "pg-items",
+            lambda messages: normalised_items(materialise(messages, "items")) == expected,
+            timeout=90,
+            what="pg-items materialised = SELECT * FROM items",
+        )
+        caught_up_in = time.monotonic() - started
+        holder = rows(postgres_db, "SELECT active_instance FROM sync_mirrors")[0][0]
+        for process in processes:
+            assert process.stop() == 0
+        delivered = len(changes(messages))
+        doubled = duplicates(messages)
+        state = materialise(messages, "items")
+        takeovers = ", ".join(f"{name} {secs:.2f}s" for name, secs in killed)
+        with capsys.disabled():
+            print(
+                f"\nmirror group kill test (seed {seed}): {PROCESSES} ds-sync processes, one "
+                f"active and {PROCESSES - 1} standbys; {WRITERS} writers made "
+                f"{WRITERS * OPS_PER_WRITER:,} random ops ({made:,} row changes) in "
+                f"{wrote_in:.1f}s; the active one SIGKILLed {len(killed)} times and restarted as "
+                f"a standby (killed, then another active after: {takeovers}); pg-items holds "
+                f"{delivered:,} change messages: {made - delivered + doubled} lost, {doubled} "
+                f"duplicated; materialised {len(state):,} rows = the table's {len(expected):,}; "
+                f"caught up {caught_up_in:.1f}s after the first op; active at the end: {holder}"
+            )
+        assert len(killed) == KILLS
+        assert controls(messages) == ["snapshot-start", "snapshot-end"]
+        assert (delivered, doubled) == (made, 0)
+        assert normalised_items(state) == expected
+    finally:
+        for process in processes:
+            process.kill()
