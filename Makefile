@@ -67,8 +67,8 @@ DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 dev: $(VENV)/.synced ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
-dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
-	@$(PY) -m ds_stack.dev $(subst --state-dir $(DEV_DIR),--state-dir $(DEV_CLUSTER_DIR),$(DEV_FLAGS)) --replicas 3
+dev-cluster: $(VENV)/.synced ## The stack with 3 ds-server replicas on the postgres store behind Envoy and 2 ds-sync processes sharing the work (state in .dev-cluster/; same ports and flags as dev)
+	@$(PY) -m ds_stack.dev $(subst --state-dir $(DEV_DIR),--state-dir $(DEV_CLUSTER_DIR),$(DEV_FLAGS)) --replicas 3 --syncs 2
 
 dev-cluster-reset: $(VENV)/.synced ## Delete the dev cluster's data in .dev-cluster/
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_CLUSTER_DIR) reset
