@@ -238,12 +238,14 @@ bench-extensions: $(VENV)/.synced ## Server RSS while bootstrapping a 1 GiB stre
 
 # `make bench-sync BENCH_SYNC_ARGS="--seconds 10 --events 50000"` for a short run;
 # `BENCH_SYNC_ARGS="--scenarios tables"` for the Postgres → stream lag alone;
-# `BENCH_SYNC_ARGS="--profile"` attaches py-spy to ds-sync in the 1,000/s runs.
+# `BENCH_SYNC_ARGS="--profile"` attaches py-spy to ds-sync in the 1,000/s runs;
+# `make bench-sync SYNCS=2`: two ds-sync processes sharing the work in every scenario.
 BENCH_SYNC_ARGS ?=
+SYNCS ?= 1
 
-bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag and events/s; Postgres → pg-items lag at 1,000 changes/s
+bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag and events/s; Postgres → pg-items lag at 1,000 changes/s; CPU per event (SYNCS=2: two processes)
 	@$(PY) -m compileall -q -j 0 sync/src bench/src > /dev/null || true
-	$(VENV)/bin/ds-bench sync $(BENCH_SYNC_ARGS)
+	$(VENV)/bin/ds-bench sync --instances $(SYNCS) $(BENCH_SYNC_ARGS)
 
 # `make bench-spark BENCH_SPARK_ARGS="--sizes 100000"` for a short run.
 BENCH_SPARK_ARGS ?=

@@ -68,11 +68,16 @@ class Background:
 
 class Window:
     """One measured window: ds-sync's CPU over it (utime + stime, as ``/proc/<pid>/stat``
-    counts them, through psutil), other work's share of the machine, and a profile when asked."""
+    counts them, through psutil, summed over the group's processes), other work's share of the
+    machine, and a profile (of the first process) when asked."""
 
-    def __init__(self, sync: SyncService, profile: Path | None = None) -> None:
+    def __init__(
+        self, sync: SyncGroup, profile: Path | None = None, *, since_ready: bool = False
+    ) -> None:
         self._sync = sync
         self._profile = profile
+        # From each process's readiness rather than from now: work that began before.
+        self._since_ready = since_ready
         self.cpu_seconds = 0.0
         self.background = 0.0
 
@@ -81,7 +86,7 @@ class Window:
         if self._profile is not None:
             self._stack.enter_context(sync_profile.recording(self._sync.pid, self._profile))
         self._machine = self._stack.enter_context(Background())
-        self._cpu = self._sync.cpu_seconds()
+        self._cpu = self._sync.ready_cpu if self._since_ready else self._sync.cpu_seconds()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -140,8 +145,12 @@ class SyncService(ServerProcess):
             "DS_SYNC__METRICS_PORT": str(self.port),
             # No table mirrored unless a scenario asks: each would add a replication slot.
             "DS_SYNC__TABLES": "",
-            **{f"DS_SYNC__{name.upper()}": value for name, value in settings.items()},
         }
+        self.settings(**settings)
+
+    def settings(self, **settings: str) -> None:
+        """``DS_SYNC__{NAME}`` settings, before it starts."""
+        self._env.update({f"DS_SYNC__{name.upper()}": value for name, value in settings.items()})
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "ds_sync", "run", "--log-level", "warning"]
@@ -160,12 +169,98 @@ class SyncService(ServerProcess):
         raise RuntimeError(f"ds-sync has no metric {name}")
 
 
+class SyncGroup:
+    """``instances`` ds-sync processes sharing one consumer name: the session streams' shards
+    divided between them, one mirror per table and standbys; a context manager that returns
+    once the shards are divided (no process still claiming or handing back while measured)."""
+
+    def __init__(
+        self,
+        server_url: str,
+        postgres_url: str,
+        streams: str,
+        instances: int,
+        *,
+        divided: bool = True,
+        **settings: str,
+    ) -> None:
+        name = "bench-" + uuid.uuid4().hex[:8]
+        self._postgres_url = postgres_url
+        self._divided = divided
+        self.ready_cpu = 0.0  # the CPU each process had used when it became ready, summed
+        self.processes = [
+            SyncService(server_url, postgres_url, streams, name=name, instance=f"{name}-{n + 1}")
+            for n in range(instances)
+        ]
+        for process in self.processes:
+            process.settings(**settings)
+
+    @property
+    def pid(self) -> int:
+        """The first process's (what ``--profile`` records)."""
+        return self.processes[0].pid
+
+    def cpu_seconds(self) -> float:
+        return sum(process.cpu_seconds() for process in self.processes)
+
+    def metric(self, name: str) -> float:
+        """A counter summed over the processes."""
+        return sum(process.metric(name) for process in self.processes)
+
+    def __enter__(self) -> SyncGroup:
+        try:
+            for process in self.processes:
+                process.start()
+                self.ready_cpu += process.cpu_seconds()
+            if self._divided and len(self.processes) > 1:
+                self._wait_divided()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self.processes:
+            with contextlib.suppress(Exception):
+                process.stop()
+
+    def _wait_divided(self) -> None:
+        # The default 8 shards: each process holds its share, no more.
+        share = -(-8 // len(self.processes))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with psycopg.connect(self._postgres_url) as conn:
+                held = [
+                    int(row[0])
+                    for row in conn.execute("SELECT cardinality(shards) FROM sync_instances")
+                ]
+            if len(held) == len(self.processes) and sum(held) == 8 and max(held) <= share:
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"ds-sync processes never divided the shards: {held}")
+
+
 class Stack:
     """Postgres and ds-server for the whole run; a database and a bucket per scenario."""
 
-    def __init__(self, postgres: EmbeddedPostgres, server: DsServer) -> None:
+    def __init__(self, postgres: EmbeddedPostgres, server: DsServer, instances: int = 1) -> None:
         self.postgres = postgres
         self.server = server
+        self.instances = instances
+
+    @property
+    def label(self) -> str:
+        """What a scenario's name says of the ds-sync processes (nothing for one)."""
+        return "" if self.instances == 1 else f", {self.instances} ds-sync processes"
+
+    def syncs(
+        self, database: str, streams: str, *, divided: bool = True, **settings: str
+    ) -> SyncGroup:
+        """The run's ds-sync processes for one scenario's database; ``divided``: entered once
+        they have divided the shards."""
+        return SyncGroup(
+            self.server.url, database, streams, self.instances, divided=divided, **settings
+        )
 
     def scenario(self, streams: int) -> tuple[str, str, list[str]]:
         """A fresh database URL, bucket and ``streams`` JSON streams in it."""
@@ -183,7 +278,7 @@ class Stack:
 
 
 @contextlib.contextmanager
-def stack() -> Iterator[Stack]:
+def stack(instances: int = 1) -> Iterator[Stack]:
     data_dir = Path(tempfile.mkdtemp(prefix="ds-postgres-bench-"))
     server_dir = Path(tempfile.mkdtemp(prefix="ds-server-bench-"))
     postgres = EmbeddedPostgres(
@@ -193,7 +288,7 @@ def stack() -> Iterator[Stack]:
         postgres.start()
         with DsServer("memory", server_dir) as server:
             assert isinstance(server, DsServer)
-            yield Stack(postgres, server)
+            yield Stack(postgres, server, instances)
     finally:
         postgres.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -240,8 +335,7 @@ def lag(
 ) -> tuple[LagFigures, list[float]]:
     """Paced appends over ``streams`` streams; ack → commit lag of every event."""
     database, bucket, urls = stack.scenario(streams)
-    with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
-        assert isinstance(sync, SyncService)
+    with stack.syncs(database, f"{bucket}/*") as sync:
         # Every stream gets a first event, so every reader is live when timing starts.
         for url in urls:
             httpx.post(url, content=b'[{"type":"warm-up","key":"w"}]', headers=sync_load.JSON)
@@ -253,7 +347,7 @@ def lag(
             _wait_rows(database, len(urls) + len(acked))
     values = _lags(acked, _commit_times(database))
     figures = LagFigures(
-        scenario=f"lag, {rate:,.0f} events/s over {streams} streams",
+        scenario=f"lag, {rate:,.0f} events/s over {streams} streams{stack.label}",
         streams=streams,
         rate=rate,
         achieved_rate=achieved,
@@ -273,8 +367,7 @@ def pickup(stack: Stack, count: int) -> tuple[LagFigures, LagFigures]:
     base = f"{stack.server.url}/v1/stream/{bucket}"
     new: list[sync_load.Acked] = []
     woken: list[sync_load.Acked] = []
-    with SyncService(stack.server.url, database, f"{bucket}/*", idle_secs="1") as sync:
-        assert isinstance(sync, SyncService)
+    with stack.syncs(database, f"{bucket}/*", idle_secs="1") as sync:
         with Window(sync) as first:
             for n in range(count):
                 url = f"{base}/n{n}"
@@ -287,8 +380,8 @@ def pickup(stack: Stack, count: int) -> tuple[LagFigures, LagFigures]:
                 woken.append(_append_one(f"{base}/n{n}", f"woken{n}"))
                 _wait_rows(database, count + n + 1)
     committed = _commit_times(database)
-    return _single("first event of a new stream", new, committed, first), _single(
-        "event on a stream idle for 2 s (no open connection)", woken, committed, again
+    return _single(f"first event of a new stream{stack.label}", new, committed, first), _single(
+        f"event on a stream idle for 2 s (no open connection){stack.label}", woken, committed, again
     )
 
 
@@ -321,16 +414,18 @@ def throughput(stack: Stack, streams: int, events: int) -> ThroughputFigures:
     """A backlog of ``events`` over ``streams`` streams, drained by a fresh ds-sync."""
     database, bucket, urls = stack.scenario(streams)
     total = asyncio.run(sync_load.backlog(urls, events // streams))
-    with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
-        assert isinstance(sync, SyncService)
-        # Inside: ds-sync's own CPU must be counted while it is still running.
-        with Window(sync) as window:
+    # A backlog is there from the start: the processes divide it while they drain it.
+    with stack.syncs(database, f"{bucket}/*", divided=False) as sync:
+        # Inside: ds-sync's own CPU must be counted while it is still running; from each
+        # process's readiness, as the first drains while the next starts.
+        with Window(sync, since_ready=True) as window:
             _wait_rows(database, total)
         transactions = int(sync.metric("ds_sync_transactions_total"))
     times = _commit_times(database).values()
     seconds = max(times) - min(times)
     return ThroughputFigures(
-        scenario=f"backlog of {total:,} events over {streams} stream{'s' * (streams > 1)}",
+        scenario=f"backlog of {total:,} events over {streams} stream{'s' * (streams > 1)}"
+        f"{stack.label}",
         streams=streams,
         events=total,
         seconds=seconds,
@@ -372,6 +467,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "of each profile and keep the raw stacks beside the results",
     )
     parser.add_argument(
+        "--instances",
+        type=int,
+        default=1,
+        help="ds-sync processes sharing the work in every scenario (one consumer group: shards "
+        "of the session streams, one mirror per table and standbys); CPU is their sum",
+    )
+    parser.add_argument(
         "--quiet",
         type=float,
         default=0.25,
@@ -403,7 +505,8 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
     def profile(name: str) -> Path | None:
         return out_dir / f"sync-{stamp}-{name}.pyspy.txt" if args.profile else None
 
-    with stack() as running:
+    print(f"machine: {_machine.load()}", flush=True)
+    with stack(max(1, args.instances)) as running:
         if "lag" in chosen:
             settle("lag")
             figures, values = lag(
@@ -431,7 +534,9 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
             tables.append(
                 sync_tables.table_lag(running, args.table_rate / 10, args.table_seconds)[0]
             )
-    results = sync_report.Results(lags, rates, tables, values, table_values)
+    results = sync_report.Results(
+        lags, rates, tables, values, table_values, max(1, args.instances), _machine.load()
+    )
     path = sync_report.write_results(out_dir, results, stamp)
     print(sync_report.markdown(results))
     print(f"results: {path}")

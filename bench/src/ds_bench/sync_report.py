@@ -34,11 +34,16 @@ class Results:
     tables: list[LagFigures]  # Postgres → stream
     lag_values: list[float]  # every lag of the first paced stream → Postgres run
     table_values: list[float]  # every lag of the first Postgres → stream run
+    instances: int = 1  # ds-sync processes sharing the work
+    load: str = ""  # the machine's cores and load averages at the end of the run
 
 
 def markdown(results: Results) -> str:
     """A table per direction measured: lags, drain throughput, Postgres → stream lag."""
-    lines: list[str] = []
+    lines: list[str] = [
+        f"ds-sync processes: {results.instances}; machine: {results.load or 'n/a'}",
+        "",
+    ]
     if results.lags:
         lines += [
             "| append acknowledged → row committed | events | p50 ms | p99 ms | max ms | target "
@@ -74,7 +79,8 @@ def markdown(results: Results) -> str:
         lines.append("")
     lines.append(
         "*ds-sync CPU*: the user + system time of the ds-sync process(es) over the measured "
-        "window, divided by the events (or changes) of the window. *other work*: the share of "
+        "window (summed over them when several share the work), divided by the events (or "
+        "changes) of the window. *other work*: the share of "
         "the machine's CPU that processes outside the benchmark used during the scenario (the "
         "machine is shared)."
     )
@@ -174,6 +180,8 @@ def write_results(out_dir: Path, results: Results, stamp: str | None = None) -> 
     stamp = stamp or time.strftime("%Y%m%dT%H%M%S")
     payload = {
         "kind": "sync",
+        "instances": results.instances,
+        "load": results.load,
         "lag": [asdict(lag) for lag in results.lags],
         "throughput": [asdict(rate) for rate in results.rates],
         "table_lag": [asdict(lag) for lag in results.tables],

@@ -24,7 +24,7 @@ import msgspec
 import psycopg
 from ds_sync.migrate import migrate
 
-from ds_bench.sync_bench import LagFigures, SyncService, Window, percentile
+from ds_bench.sync_bench import LagFigures, Window, percentile
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -110,8 +110,7 @@ def table_lag(
         migrate(conn)
     stream_url = f"{stack.server.url}/v1/stream/{STREAM}"
     httpx.delete(stream_url)  # an earlier scenario's: each run starts on a new stream
-    with SyncService(stack.server.url, database, "bench-none/*", tables="items") as sync:
-        assert isinstance(sync, SyncService)
+    with stack.syncs(database, "bench-none/*", divided=False, tables="items") as sync:
         tail_offset = _wait_first_sync(stream_url)
         lags: list[float] = []
 
@@ -129,7 +128,7 @@ def table_lag(
             changed = asyncio.run(run())
             achieved = changed / (time.perf_counter() - started)
     figures = LagFigures(
-        scenario=f"Postgres → pg-items, {rate:,.0f} changes/s, native feed",
+        scenario=f"Postgres → pg-items, {rate:,.0f} changes/s, native feed{stack.label}",
         streams=1,
         rate=rate,
         achieved_rate=achieved,
