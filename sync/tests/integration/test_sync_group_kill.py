@@ -5,7 +5,7 @@ The processes divide the shards between them (leases on ds-server). At
 random moments one of them is killed and started again a moment later; its
 shards are taken over by the others once their leases run out, and handed
 back when it is up again. ``DS_GROUP_KILL_EVENTS`` and ``DS_GROUP_KILL_KILLS``
-make the run longer (``make kill-test-long``).
+make the run longer.
 """
 
 from __future__ import annotations
