@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -22,6 +23,24 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 JSON = {"Content-Type": "application/json"}
+
+
+async def passed(progress: list[int], threshold: int) -> None:
+    """Until a load's counter of operations done has passed ``threshold``."""
+    while progress[0] < threshold:  # noqa: ASYNC110 - a plain counter; polling is simplest
+        await asyncio.sleep(0.005)
+
+
+async def kill_at(sync: SyncProcess, thresholds: list[int], progress: list[int]) -> list[int]:
+    """SIGKILL ds-sync when the load passes each threshold; restart it at once. The counts
+    at which it was killed."""
+    killed_at = []
+    for threshold in thresholds:
+        await passed(progress, threshold)
+        sync.kill()
+        killed_at.append(progress[0])
+        await asyncio.to_thread(sync.start, wait=False)
+    return killed_at
 
 
 def wait_until(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:

@@ -15,28 +15,22 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import httpx
-import psycopg
-from ds_sync.migrate import migrate
-from mirror_support import (
-    changes,
-    controls,
-    delete_stream,
-    duplicates,
-    items_rows,
-    materialise,
-    normalised_items,
-    wait_for_stream,
+from sync_support import group, passed, rows, wait_until
+from test_mirror_kill import (
+    KILLS,
+    OPS_PER_WRITER,
+    WRITERS,
+    delivered,
+    first_sync,
+    prepare,
+    write_and_kill,
 )
-from sync_support import group, rows, wait_until
-from test_mirror_kill import OPS_PER_WRITER, writer
 
 if TYPE_CHECKING:
     import pytest
     from sync_support import SyncProcess
 
 PROCESSES = 3
-WRITERS = 4
-KILLS = 5
 ACTIVE = 'ds_sync_table_active{table="items"}'
 
 
@@ -60,8 +54,7 @@ async def kill_active(
     how long each time until another one was active."""
     killed = []
     for threshold in thresholds:
-        while progress[0] < threshold:  # noqa: ASYNC110 - a plain counter; polling is simplest
-            await asyncio.sleep(0.005)
+        await passed(progress, threshold)
         victim = await asyncio.to_thread(wait_until, lambda: active(processes), 30, "an active")
         victim.kill()
         gone = time.monotonic()
@@ -72,34 +65,15 @@ async def kill_active(
     return killed
 
 
-async def run_load(
-    processes: list[SyncProcess], url: str, seed: int, total: int
-) -> tuple[int, list[tuple[str, float]]]:
-    rng = random.Random(seed)
-    thresholds = sorted(rng.sample(range(total // 20, total - total // 20), KILLS))
-    progress = [0]
-    writers = [writer(url, n, random.Random(seed * 100 + n), progress) for n in range(WRITERS)]
-    killer = asyncio.ensure_future(kill_active(processes, thresholds, progress))
-    changed = await asyncio.gather(*writers)
-    return sum(changed), await killer
-
-
 def test_a_standby_takes_over_each_killed_active_and_nothing_is_lost_or_doubled(
     ds_server: str, postgres_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    delete_stream(ds_server, "pg-items")
-    with psycopg.connect(postgres_db, autocommit=True) as conn:
-        migrate(conn)
+    prepare(ds_server, postgres_db)
     processes = group(ds_server, postgres_db, "none/*", PROCESSES, DS_SYNC__TABLES="items")
     try:
         for process in processes:
             process.start()
-        wait_for_stream(
-            ds_server,
-            "pg-items",
-            lambda messages: controls(messages) == ["snapshot-start", "snapshot-end"],
-            what="the first sync",
-        )
+        first_sync(ds_server)
         first = wait_until(lambda: active(processes), timeout=30, what="an active process")
         standbys = [p for p in processes if p is not first]
         assert all(p.metric(ACTIVE) == 0 for p in standbys)
@@ -111,23 +85,15 @@ def test_a_standby_takes_over_each_killed_active_and_nothing_is_lost_or_doubled(
         assert roles == [("active", 1), ("standby", PROCESSES - 1)]
         seed = random.randrange(1_000_000)
         started = time.monotonic()
-        made, killed = asyncio.run(run_load(processes, postgres_db, seed, WRITERS * OPS_PER_WRITER))
-        wrote_in = time.monotonic() - started
-        expected = items_rows(postgres_db)
-        messages = wait_for_stream(
-            ds_server,
-            "pg-items",
-            lambda messages: normalised_items(materialise(messages, "items")) == expected,
-            timeout=90,
-            what="pg-items materialised = SELECT * FROM items",
+        made, killed = asyncio.run(
+            write_and_kill(postgres_db, seed, partial(kill_active, processes))
         )
+        wrote_in = time.monotonic() - started
+        found = delivered(ds_server, postgres_db, made)
         caught_up_in = time.monotonic() - started
         holder = rows(postgres_db, "SELECT active_instance FROM sync_mirrors")[0][0]
         for process in processes:
             assert process.stop() == 0
-        delivered = len(changes(messages))
-        doubled = duplicates(messages)
-        state = materialise(messages, "items")
         takeovers = ", ".join(f"{name} {secs:.2f}s" for name, secs in killed)
         with capsys.disabled():
             print(
@@ -135,15 +101,11 @@ def test_a_standby_takes_over_each_killed_active_and_nothing_is_lost_or_doubled(
                 f"active and {PROCESSES - 1} standbys; {WRITERS} writers made "
                 f"{WRITERS * OPS_PER_WRITER:,} random ops ({made:,} row changes) in "
                 f"{wrote_in:.1f}s; the active one SIGKILLed {len(killed)} times and restarted as "
-                f"a standby (killed, then another active after: {takeovers}); pg-items holds "
-                f"{delivered:,} change messages: {made - delivered + doubled} lost, {doubled} "
-                f"duplicated; materialised {len(state):,} rows = the table's {len(expected):,}; "
+                f"a standby (killed, then another active after: {takeovers}); {found}; "
                 f"caught up {caught_up_in:.1f}s after the first op; active at the end: {holder}"
             )
         assert len(killed) == KILLS
-        assert controls(messages) == ["snapshot-start", "snapshot-end"]
-        assert (delivered, doubled) == (made, 0)
-        assert normalised_items(state) == expected
+        found.check()
     finally:
         for process in processes:
             process.kill()

@@ -14,38 +14,42 @@ import asyncio
 import os
 import random
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
 import httpx
-import msgspec
-from sync_support import count_events, group, rows, wait_until
-from test_sync_kill import produce
+from sync_support import count_events, group, passed, wait_until
+from test_sync_kill import (
+    PRODUCERS,
+    STREAMS,
+    Tally,
+    caught_up,
+    produce_and_kill,
+    tally,
+)
 
 if TYPE_CHECKING:
     import pytest
     from sync_support import Streams, SyncProcess
 
-PRODUCERS = 8
 PROCESSES = 3
 EVENTS = int(os.environ.get("DS_GROUP_KILL_EVENTS", "10000"))
 KILLS = int(os.environ.get("DS_GROUP_KILL_KILLS", "6"))
-STREAMS = 20
 STALE = "ds_sync_stale_commits_total"
 
 
 async def kill_at(
     processes: list[SyncProcess],
+    stale: list[float],
+    rng: random.Random,
     thresholds: list[int],
     progress: list[int],
-    rng: random.Random,
-    stale: list[float],
 ) -> list[str]:
     """SIGKILL a random process when production passes each threshold; restart it after a
     moment (long enough, sometimes, for its leases to run out and be taken over)."""
     killed = []
     for threshold in thresholds:
-        while progress[0] < threshold:  # noqa: ASYNC110 - a plain counter; polling is simplest
-            await asyncio.sleep(0.005)
+        await passed(progress, threshold)
         victim = rng.choice([p for p in processes if p.process is not None])
         stale.append(await asyncio.to_thread(_stale, victim))
         victim.kill()
@@ -62,22 +66,6 @@ def _stale(process: SyncProcess) -> float:
         return 0.0  # not ready yet (just restarted)
 
 
-async def run_load(
-    processes: list[SyncProcess], streams: Streams, seed: int, stale: list[float]
-) -> list[str]:
-    rng = random.Random(seed)
-    thresholds = sorted(rng.sample(range(EVENTS // 20, EVENTS - EVENTS // 20), KILLS))
-    progress = [0]
-    per_producer = EVENTS // PRODUCERS
-    producers = [
-        produce(streams, p, per_producer, random.Random(seed * 100 + p), progress)
-        for p in range(PRODUCERS)
-    ]
-    killer = asyncio.ensure_future(kill_at(processes, thresholds, progress, rng, stale))
-    await asyncio.gather(*producers)
-    return await killer
-
-
 def test_three_processes_sigkilled_lose_and_double_nothing(
     ds_server: str, postgres_db: str, streams: Streams, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -89,43 +77,31 @@ def test_three_processes_sigkilled_lose_and_double_nothing(
         seed = random.randrange(1_000_000)
         stale: list[float] = []
         started = time.monotonic()
-        killed = asyncio.run(run_load(processes, streams, seed, stale))
+        killed = asyncio.run(
+            produce_and_kill(
+                streams,
+                seed,
+                EVENTS,
+                KILLS,
+                partial(kill_at, processes, stale, random.Random(seed + 1)),
+            )
+        )
         produced_in = time.monotonic() - started
         for process in processes:
             wait_until(process.ready, timeout=60, what=f"{process.instance} restarted")
         wait_until(lambda: count_events(postgres_db) >= EVENTS, timeout=90, what="every event")
-
-        def caught_up() -> bool:
-            tails = {
-                p: httpx.head(streams.url(p.split("/")[1])).headers["Stream-Next-Offset"]
-                for p in paths
-            }
-            found = dict(rows(postgres_db, "SELECT stream_name, next_offset FROM sync_checkpoints"))
-            return all(found.get(p) == tail for p, tail in tails.items())
-
-        wait_until(caught_up, timeout=90, what="every checkpoint at its stream's tail")
+        wait_until(
+            lambda: caught_up(streams, paths, postgres_db),
+            timeout=90,
+            what="every checkpoint at its stream's tail",
+        )
         caught_up_in = time.monotonic() - started
         stale += [_stale(process) for process in processes]
         gained = sum(p.metric("ds_sync_shards_gained_total") for p in processes)
         for process in processes:
             assert process.stop() == 0
 
-        stored = rows(
-            postgres_db,
-            "SELECT stream_name, event_key FROM session_events "
-            "ORDER BY stream_name, ds_offset, event_index",
-        )
-        keys = [key for _, key in stored]
-        expected = {f"msg:{p}-{n}" for p in range(PRODUCERS) for n in range(EVENTS // PRODUCERS)}
-        lost = len(expected - set(keys))
-        duplicated = len(keys) - len(set(keys))
-        in_order = 0
-        for path in paths:
-            in_stream = [
-                msgspec.json.decode(m)["key"] for m in streams.read_all(path.split("/")[1])
-            ]
-            in_table = [key for stream, key in stored if stream == path]
-            in_order += in_stream == in_table
+        found = tally(streams, paths, postgres_db, EVENTS)
         with capsys.disabled():
             print(
                 f"\ngroup kill test (seed {seed}): {PROCESSES} ds-sync processes sharing 8 "
@@ -134,11 +110,10 @@ def test_three_processes_sigkilled_lose_and_double_nothing(
                 f"{', '.join(killed)}), each restarted 0.2-3 s later; caught up "
                 f"{caught_up_in:.1f}s after the start; {gained:.0f} shard takeovers since the "
                 f"last restarts, {sum(stale):.0f} commits refused by the checkpoint compare-and-"
-                f"set; session_events holds {len(keys)} rows: {lost} lost, {duplicated} "
-                f"duplicated, {in_order}/{STREAMS} streams in stream order"
+                f"set; {found}"
             )
         assert len(killed) == KILLS
-        assert (len(keys), lost, duplicated, in_order) == (EVENTS, 0, 0, STREAMS)
+        assert found == Tally(EVENTS, 0, 0, STREAMS)
     finally:
         for process in processes:
             process.kill()
