@@ -45,18 +45,27 @@ async def kill_at(
     thresholds: list[int],
     progress: list[int],
 ) -> list[str]:
-    """SIGKILL a random process when production passes each threshold; restart it after a
-    moment (long enough, sometimes, for its leases to run out and be taken over)."""
+    """SIGKILL a random running process when production passes each threshold; restart it
+    0.2-3 s later (long enough, sometimes, for its leases to run out and be taken over)
+    while the next kills go on."""
     killed = []
+    restarts = []
     for threshold in thresholds:
         await passed(progress, threshold)
-        victim = rng.choice([p for p in processes if p.process is not None])
+        while not (running := [p for p in processes if p.process is not None]):  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        victim = rng.choice(running)
         stale.append(await asyncio.to_thread(_stale, victim))
         victim.kill()
         killed.append(f"{victim.instance[-1]}@{progress[0]}")
-        await asyncio.sleep(rng.uniform(0.2, 3.0))
-        await asyncio.to_thread(victim.start, wait=False)
+        restarts.append(asyncio.ensure_future(_restart(victim, rng.uniform(0.2, 3.0))))
+    await asyncio.gather(*restarts)
     return killed
+
+
+async def _restart(process: SyncProcess, after_secs: float) -> None:
+    await asyncio.sleep(after_secs)
+    await asyncio.to_thread(process.start, wait=False)
 
 
 def _stale(process: SyncProcess) -> float:
