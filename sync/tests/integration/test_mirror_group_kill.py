@@ -109,3 +109,34 @@ def test_a_standby_takes_over_each_killed_active_and_nothing_is_lost_or_doubled(
     finally:
         for process in processes:
             process.kill()
+
+
+def test_a_killed_standby_leaves_the_queue_and_the_view_names_each_process(
+    ds_server: str, postgres_db: str
+) -> None:
+    prepare(ds_server, postgres_db)
+    processes = group(ds_server, postgres_db, "none/*", 2, DS_SYNC__TABLES="items")
+
+    def queued() -> list[tuple[object, ...]]:
+        return rows(
+            postgres_db,
+            "SELECT role, application_name FROM sync_mirror_instances ORDER BY role",
+        )
+
+    try:
+        for process in processes:
+            process.start()
+        first = wait_until(lambda: active(processes), timeout=30, what="an active process")
+        (standby,) = [p for p in processes if p is not first]
+        wait_until(lambda: len(queued()) == 2, timeout=30, what="the standby queued")
+        assert queued() == [
+            ("active", f"ds-sync {first.instance} items"),
+            ("standby", f"ds-sync {standby.instance} items"),
+        ]
+        # Killed while it waits for the lock: its backend notices within the client check.
+        standby.kill()
+        wait_until(lambda: len(queued()) == 1, timeout=15, what="the killed standby gone")
+        assert queued() == [("active", f"ds-sync {first.instance} items")]
+    finally:
+        for process in processes:
+            process.kill()

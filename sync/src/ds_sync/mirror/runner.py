@@ -70,6 +70,10 @@ SESSION_SETTINGS = (
     "SET bytea_output = 'hex'; SET extra_float_digits = 1; "
     "SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 2; SET tcp_keepalives_count = 3"
 )
+# A standby's backend waits for the lock without reading its socket: without this, one
+# whose process was killed stays queued (a ghost standby) until it is granted the lock.
+# Not every platform's Postgres has the check; there the ghost goes when granted.
+CLIENT_CHECK = "SET client_connection_check_interval = 2000"
 
 
 class TableMirror:
@@ -273,9 +277,13 @@ class TableMirror:
         conn = await psycopg.AsyncConnection.connect(
             self._settings.postgres_url,
             autocommit=True,
-            application_name=f"ds-sync {self._settings.name} {self.table.text}"[:63],
+            application_name=f"ds-sync {self._settings.instance_name} {self.table.text}"[:63],
         )
         await conn.execute(SESSION_SETTINGS)
+        try:
+            await conn.execute(CLIENT_CHECK)
+        except psycopg.Error as exc:
+            log.info("table %s: no client connection check (%s)", self.table.text, exc)
         return conn
 
     async def _lock(self, conn: AsyncConnection[TupleRow]) -> None:
