@@ -93,8 +93,8 @@ DEV_SYNCED = $(if $(filter command line,$(origin SNAPSHOT_SECS)),$(if $(filter 0
 dev: $(DEV_SYNCED) ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=; TLS=1: https and HTTP/2; installs no test tools or browser, and Spark only for the snapshots)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
-dev-cluster: $(DEV_SYNCED) ## The stack with 3 ds-server replicas on the postgres store behind Envoy (state in .dev-cluster/; same ports and flags as dev)
-	@$(PY) -m ds_stack.dev $(subst --state-dir $(DEV_DIR),--state-dir $(DEV_CLUSTER_DIR),$(DEV_FLAGS)) --replicas 3
+dev-cluster: $(DEV_SYNCED) ## The stack with 3 ds-server replicas on the postgres store behind Envoy and 2 ds-sync processes sharing the work (state in .dev-cluster/; same ports and flags as dev)
+	@$(PY) -m ds_stack.dev $(subst --state-dir $(DEV_DIR),--state-dir $(DEV_CLUSTER_DIR),$(DEV_FLAGS)) --replicas 3 --syncs 2
 
 dev-cluster-reset: $(VENV)/.synced-stack ## Delete the dev cluster's data in .dev-cluster/
 	@$(PY) -m ds_stack.dev --state-dir $(DEV_CLUSTER_DIR) reset
@@ -345,12 +345,15 @@ bench-extensions: $(VENV)/.synced ## Server RSS while bootstrapping a 1 GiB stre
 	$(VENV)/bin/ds-bench extensions
 
 # `make bench-sync BENCH_SYNC_ARGS="--seconds 10 --events 50000"` for a short run;
-# `BENCH_SYNC_ARGS="--scenarios tables"` for the Postgres → stream lag alone.
+# `BENCH_SYNC_ARGS="--scenarios tables"` for the Postgres → stream lag alone;
+# `BENCH_SYNC_ARGS="--profile"` attaches py-spy to ds-sync in the 1,000/s runs;
+# `make bench-sync SYNCS=2`: two ds-sync processes sharing the work in every scenario.
 BENCH_SYNC_ARGS ?=
+SYNCS ?= 1
 
-bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag and events/s; Postgres → pg-items lag at 1,000 changes/s
+bench-sync: $(VENV)/.synced ## ds-sync: stream → Postgres lag and events/s; Postgres → pg-items lag at 1,000 changes/s; CPU per event (SYNCS=2: two processes)
 	@$(PY) -m compileall -q -j 0 sync/src bench/src > /dev/null || true
-	$(VENV)/bin/ds-bench sync $(BENCH_SYNC_ARGS)
+	$(VENV)/bin/ds-bench sync --instances $(SYNCS) $(BENCH_SYNC_ARGS)
 
 # `make bench-spark BENCH_SPARK_ARGS="--sizes 100000"` for a short run.
 BENCH_SPARK_ARGS ?=

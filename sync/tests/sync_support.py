@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -22,6 +23,24 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 JSON = {"Content-Type": "application/json"}
+
+
+async def passed(progress: list[int], threshold: int) -> None:
+    """Until a load's counter of operations done has passed ``threshold``."""
+    while progress[0] < threshold:  # noqa: ASYNC110 - a plain counter; polling is simplest
+        await asyncio.sleep(0.005)
+
+
+async def kill_at(sync: SyncProcess, thresholds: list[int], progress: list[int]) -> list[int]:
+    """SIGKILL ds-sync when the load passes each threshold; restart it at once. The counts
+    at which it was killed."""
+    killed_at = []
+    for threshold in thresholds:
+        await passed(progress, threshold)
+        sync.kill()
+        killed_at.append(progress[0])
+        await asyncio.to_thread(sync.start, wait=False)
+    return killed_at
 
 
 def wait_until(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
@@ -51,7 +70,8 @@ class SyncProcess:
     starts: int = 0
 
     def __post_init__(self) -> None:
-        self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"ds-sync-{self.name}.log"
+        label = self.env.get("DS_SYNC__INSTANCE", self.name)
+        self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"ds-sync-{label}.log"
         self.log_path.unlink(missing_ok=True)
 
     def start(self, *, wait: bool = True) -> None:
@@ -125,6 +145,10 @@ class SyncProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    @property
+    def instance(self) -> str:
+        return self.env.get("DS_SYNC__INSTANCE", "")
 
     def __enter__(self) -> SyncProcess:
         self.start()
@@ -211,3 +235,38 @@ def checkpoint(postgres_url: str, stream: str) -> tuple[str, str] | None:
         stream,
     )
     return (found[0][0], found[0][1]) if found else None
+
+
+# A short lease, so the tests see takeovers within a few seconds.
+GROUP_LEASE_TTL_SECS = "2"
+
+
+def group(
+    server_url: str, postgres_url: str, streams: str, size: int, **env: str
+) -> list[SyncProcess]:
+    """``size`` ds-sync processes (not started) sharing one consumer name: one group."""
+    name = "g" + uuid.uuid4().hex[:10]
+    return [
+        SyncProcess(
+            server_url,
+            postgres_url,
+            streams,
+            env={
+                "DS_SYNC__INSTANCE": f"{name}-{chr(ord('a') + n)}",
+                "DS_SYNC__LEASE_TTL_SECS": GROUP_LEASE_TTL_SECS,
+                **env,
+            },
+            name=name,
+        )
+        for n in range(size)
+    ]
+
+
+def shards_held(postgres_url: str, name: str) -> dict[str, list[int]]:
+    """Instance -> the shards it recorded holding (sync_instances), for the group ``name``."""
+    found = rows(
+        postgres_url,
+        "SELECT instance, shards FROM sync_instances WHERE consumer = %s ORDER BY instance",
+        name,
+    )
+    return {str(instance): sorted(shards) for instance, shards in found}

@@ -72,6 +72,7 @@ MODULE_LAYERS: dict[str, Layers] = {
             (
                 "durable_sessions.follow",
                 "durable_sessions.server",
+                "durable_sessions.sse_reader",
                 "durable_sessions.producer",
                 "durable_sessions.bootstrap",
                 "durable_sessions.streams",
@@ -84,7 +85,12 @@ MODULE_LAYERS: dict[str, Layers] = {
         ),
         (
             "transport",
-            ("durable_sessions._http", "durable_sessions._errors", "durable_sessions.tokens"),
+            (
+                "durable_sessions._http",
+                "durable_sessions.http1",
+                "durable_sessions._errors",
+                "durable_sessions.tokens",
+            ),
         ),
         ("protocol", ("durable_sessions.protocol",)),
     ],

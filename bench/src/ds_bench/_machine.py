@@ -61,3 +61,9 @@ def wait_until_quiet(threshold: float, timeout: float) -> float:
         share = float(psutil.cpu_percent(interval=1.0)) / 100
         if share <= threshold or time.perf_counter() >= deadline:
             return share
+
+
+def load() -> str:
+    """The cores and the load averages, as ``uptime`` shows them: the machine's other work."""
+    one, five, fifteen = os.getloadavg()
+    return f"{os.cpu_count()} cores, load average {one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min)"

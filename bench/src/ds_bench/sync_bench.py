@@ -29,7 +29,7 @@ import psutil
 import psycopg
 from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
 
-from ds_bench import _machine, sync_load
+from ds_bench import _machine, sync_load, sync_profile
 from ds_bench.servers import DsServer, ServerProcess
 
 if TYPE_CHECKING:
@@ -66,6 +66,44 @@ class Background:
         self.share = max(0.0, other / wall) if wall > 0 else 0.0
 
 
+class Window:
+    """One measured window: ds-sync's CPU over it (utime + stime, as ``/proc/<pid>/stat``
+    counts them, through psutil, summed over the group's processes), other work's share of the
+    machine, and a profile (of the first process) when asked."""
+
+    def __init__(
+        self, sync: SyncGroup, profile: Path | None = None, *, since_ready: bool = False
+    ) -> None:
+        self._sync = sync
+        self._profile = profile
+        # From each process's readiness rather than from now: work that began before.
+        self._since_ready = since_ready
+        self.cpu_seconds = 0.0
+        self.background = 0.0
+
+    def __enter__(self) -> Window:
+        self._stack = contextlib.ExitStack()
+        if self._profile is not None:
+            self._stack.enter_context(sync_profile.recording(self._sync.pid, self._profile))
+        self._machine = self._stack.enter_context(Background())
+        self._cpu = self._sync.ready_cpu if self._since_ready else self._sync.cpu_seconds()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cpu_seconds = self._sync.cpu_seconds() - self._cpu
+        self._stack.close()
+        self.background = self._machine.share
+        if self._profile is not None and exc[0] is None:
+            summary = sync_profile.top(self._profile)
+            self._profile.with_name(self._profile.name.replace(".pyspy.", ".profile.")).write_text(
+                summary
+            )
+            print(summary, flush=True)
+
+    def us_per(self, events: int) -> float:
+        return self.cpu_seconds / max(1, events) * 1e6
+
+
 @dataclass(frozen=True, slots=True)
 class LagFigures:
     scenario: str
@@ -89,6 +127,7 @@ class ThroughputFigures:
     events_per_sec: float
     transactions: int
     background: float | None = None
+    sync_cpu_us_per_event: float | None = None
 
 
 class SyncService(ServerProcess):
@@ -106,8 +145,12 @@ class SyncService(ServerProcess):
             "DS_SYNC__METRICS_PORT": str(self.port),
             # No table mirrored unless a scenario asks: each would add a replication slot.
             "DS_SYNC__TABLES": "",
-            **{f"DS_SYNC__{name.upper()}": value for name, value in settings.items()},
         }
+        self.settings(**settings)
+
+    def settings(self, **settings: str) -> None:
+        """``DS_SYNC__{NAME}`` settings, before it starts."""
+        self._env.update({f"DS_SYNC__{name.upper()}": value for name, value in settings.items()})
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "ds_sync", "run", "--log-level", "warning"]
@@ -126,12 +169,98 @@ class SyncService(ServerProcess):
         raise RuntimeError(f"ds-sync has no metric {name}")
 
 
+class SyncGroup:
+    """``instances`` ds-sync processes sharing one consumer name: the session streams' shards
+    divided between them, one mirror per table and standbys; a context manager that returns
+    once the shards are divided (no process still claiming or handing back while measured)."""
+
+    def __init__(
+        self,
+        server_url: str,
+        postgres_url: str,
+        streams: str,
+        instances: int,
+        *,
+        divided: bool = True,
+        **settings: str,
+    ) -> None:
+        name = "bench-" + uuid.uuid4().hex[:8]
+        self._postgres_url = postgres_url
+        self._divided = divided
+        self.ready_cpu = 0.0  # the CPU each process had used when it became ready, summed
+        self.processes = [
+            SyncService(server_url, postgres_url, streams, name=name, instance=f"{name}-{n + 1}")
+            for n in range(instances)
+        ]
+        for process in self.processes:
+            process.settings(**settings)
+
+    @property
+    def pid(self) -> int:
+        """The first process's (what ``--profile`` records)."""
+        return self.processes[0].pid
+
+    def cpu_seconds(self) -> float:
+        return sum(process.cpu_seconds() for process in self.processes)
+
+    def metric(self, name: str) -> float:
+        """A counter summed over the processes."""
+        return sum(process.metric(name) for process in self.processes)
+
+    def __enter__(self) -> SyncGroup:
+        try:
+            for process in self.processes:
+                process.start()
+                self.ready_cpu += process.cpu_seconds()
+            if self._divided and len(self.processes) > 1:
+                self._wait_divided()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self.processes:
+            with contextlib.suppress(Exception):
+                process.stop()
+
+    def _wait_divided(self) -> None:
+        # The default 8 shards: each process holds its share, no more.
+        share = -(-8 // len(self.processes))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with psycopg.connect(self._postgres_url) as conn:
+                held = [
+                    int(row[0])
+                    for row in conn.execute("SELECT cardinality(shards) FROM sync_instances")
+                ]
+            if len(held) == len(self.processes) and sum(held) == 8 and max(held) <= share:
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"ds-sync processes never divided the shards: {held}")
+
+
 class Stack:
     """Postgres and ds-server for the whole run; a database and a bucket per scenario."""
 
-    def __init__(self, postgres: EmbeddedPostgres, server: DsServer) -> None:
+    def __init__(self, postgres: EmbeddedPostgres, server: DsServer, instances: int = 1) -> None:
         self.postgres = postgres
         self.server = server
+        self.instances = instances
+
+    @property
+    def label(self) -> str:
+        """What a scenario's name says of the ds-sync processes (nothing for one)."""
+        return "" if self.instances == 1 else f", {self.instances} ds-sync processes"
+
+    def syncs(
+        self, database: str, streams: str, *, divided: bool = True, **settings: str
+    ) -> SyncGroup:
+        """The run's ds-sync processes for one scenario's database; ``divided``: entered once
+        they have divided the shards."""
+        return SyncGroup(
+            self.server.url, database, streams, self.instances, divided=divided, **settings
+        )
 
     def scenario(self, streams: int) -> tuple[str, str, list[str]]:
         """A fresh database URL, bucket and ``streams`` JSON streams in it."""
@@ -149,7 +278,7 @@ class Stack:
 
 
 @contextlib.contextmanager
-def stack() -> Iterator[Stack]:
+def stack(instances: int = 1) -> Iterator[Stack]:
     data_dir = Path(tempfile.mkdtemp(prefix="ds-postgres-bench-"))
     server_dir = Path(tempfile.mkdtemp(prefix="ds-server-bench-"))
     postgres = EmbeddedPostgres(
@@ -159,7 +288,7 @@ def stack() -> Iterator[Stack]:
         postgres.start()
         with DsServer("memory", server_dir) as server:
             assert isinstance(server, DsServer)
-            yield Stack(postgres, server)
+            yield Stack(postgres, server, instances)
     finally:
         postgres.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -201,25 +330,24 @@ def _lags(acked: list[sync_load.Acked], committed: dict[str, float]) -> list[flo
     return [(committed[a.event_id] - a.acked_at) * 1000 for a in acked]
 
 
-def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFigures, list[float]]:
+def lag(
+    stack: Stack, streams: int, rate: float, seconds: float, profile: Path | None = None
+) -> tuple[LagFigures, list[float]]:
     """Paced appends over ``streams`` streams; ack → commit lag of every event."""
     database, bucket, urls = stack.scenario(streams)
-    with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
-        assert isinstance(sync, SyncService)
+    with stack.syncs(database, f"{bucket}/*") as sync:
         # Every stream gets a first event, so every reader is live when timing starts.
         for url in urls:
             httpx.post(url, content=b'[{"type":"warm-up","key":"w"}]', headers=sync_load.JSON)
         _wait_rows(database, len(urls))
-        with Background() as background:
-            cpu_before = sync.cpu_seconds()
+        with Window(sync, profile) as window:
             started = time.perf_counter()
             acked = asyncio.run(sync_load.paced(urls, rate, seconds))
             achieved = len(acked) / (time.perf_counter() - started)
             _wait_rows(database, len(urls) + len(acked))
-            sync_cpu = sync.cpu_seconds() - cpu_before
     values = _lags(acked, _commit_times(database))
     figures = LagFigures(
-        scenario=f"lag, {rate:,.0f} events/s over {streams} streams",
+        scenario=f"lag, {rate:,.0f} events/s over {streams} streams{stack.label}",
         streams=streams,
         rate=rate,
         achieved_rate=achieved,
@@ -227,8 +355,8 @@ def lag(stack: Stack, streams: int, rate: float, seconds: float) -> tuple[LagFig
         p50_ms=statistics.median(values),
         p99_ms=percentile(values, 0.99),
         max_ms=max(values),
-        background=background.share,
-        sync_cpu_us_per_event=sync_cpu / len(acked) * 1e6,
+        background=window.background,
+        sync_cpu_us_per_event=window.us_per(len(acked)),
     )
     return figures, values
 
@@ -239,20 +367,21 @@ def pickup(stack: Stack, count: int) -> tuple[LagFigures, LagFigures]:
     base = f"{stack.server.url}/v1/stream/{bucket}"
     new: list[sync_load.Acked] = []
     woken: list[sync_load.Acked] = []
-    with SyncService(stack.server.url, database, f"{bucket}/*", idle_secs="1") as sync:
-        assert isinstance(sync, SyncService)
-        for n in range(count):
-            url = f"{base}/n{n}"
-            httpx.put(url, headers=sync_load.JSON)
-            new.append(_append_one(url, f"new{n}"))
-            _wait_rows(database, n + 1)
+    with stack.syncs(database, f"{bucket}/*", idle_secs="1") as sync:
+        with Window(sync) as first:
+            for n in range(count):
+                url = f"{base}/n{n}"
+                httpx.put(url, headers=sync_load.JSON)
+                new.append(_append_one(url, f"new{n}"))
+                _wait_rows(database, n + 1)
         time.sleep(2.0)  # every reader is idle now and has closed its connection
-        for n in range(count):
-            woken.append(_append_one(f"{base}/n{n}", f"woken{n}"))
-            _wait_rows(database, count + n + 1)
+        with Window(sync) as again:
+            for n in range(count):
+                woken.append(_append_one(f"{base}/n{n}", f"woken{n}"))
+                _wait_rows(database, count + n + 1)
     committed = _commit_times(database)
-    return _single("first event of a new stream", new, committed), _single(
-        "event on a stream idle for 2 s (no open connection)", woken, committed
+    return _single(f"first event of a new stream{stack.label}", new, committed, first), _single(
+        f"event on a stream idle for 2 s (no open connection){stack.label}", woken, committed, again
     )
 
 
@@ -263,7 +392,9 @@ def _append_one(url: str, event_id: str) -> sync_load.Acked:
     return sync_load.Acked(event_id, time.time())
 
 
-def _single(scenario: str, acked: list[sync_load.Acked], committed: dict[str, float]) -> LagFigures:
+def _single(
+    scenario: str, acked: list[sync_load.Acked], committed: dict[str, float], window: Window
+) -> LagFigures:
     values = _lags(acked, committed)
     return LagFigures(
         scenario=scenario,
@@ -274,6 +405,8 @@ def _single(scenario: str, acked: list[sync_load.Acked], committed: dict[str, fl
         p50_ms=statistics.median(values),
         p99_ms=percentile(values, 0.99),
         max_ms=max(values),
+        background=window.background,
+        sync_cpu_us_per_event=window.us_per(len(acked)),
     )
 
 
@@ -281,22 +414,25 @@ def throughput(stack: Stack, streams: int, events: int) -> ThroughputFigures:
     """A backlog of ``events`` over ``streams`` streams, drained by a fresh ds-sync."""
     database, bucket, urls = stack.scenario(streams)
     total = asyncio.run(sync_load.backlog(urls, events // streams))
-    with SyncService(stack.server.url, database, f"{bucket}/*") as sync:
-        assert isinstance(sync, SyncService)
-        # Inside: ds-sync's own CPU must be counted while it is still running.
-        with Background() as background:
+    # A backlog is there from the start: the processes divide it while they drain it.
+    with stack.syncs(database, f"{bucket}/*", divided=False) as sync:
+        # Inside: ds-sync's own CPU must be counted while it is still running; from each
+        # process's readiness, as the first drains while the next starts.
+        with Window(sync, since_ready=True) as window:
             _wait_rows(database, total)
         transactions = int(sync.metric("ds_sync_transactions_total"))
     times = _commit_times(database).values()
     seconds = max(times) - min(times)
     return ThroughputFigures(
-        scenario=f"backlog of {total:,} events over {streams} stream{'s' * (streams > 1)}",
+        scenario=f"backlog of {total:,} events over {streams} stream{'s' * (streams > 1)}"
+        f"{stack.label}",
         streams=streams,
         events=total,
         seconds=seconds,
         events_per_sec=total / seconds if seconds > 0 else float("inf"),
         transactions=transactions,
-        background=background.share,
+        background=window.background,
+        sync_cpu_us_per_event=window.us_per(total),
     )
 
 
@@ -325,6 +461,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help=f"comma-separated, of {', '.join(SCENARIOS)}",
     )
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="attach py-spy to ds-sync during the 1,000/s runs of both directions; print the top "
+        "of each profile and keep the raw stacks beside the results",
+    )
+    parser.add_argument(
+        "--instances",
+        type=int,
+        default=1,
+        help="ds-sync processes sharing the work in every scenario (one consumer group: shards "
+        "of the session streams, one mirror per table and standbys); CPU is their sum",
+    )
+    parser.add_argument(
         "--quiet",
         type=float,
         default=0.25,
@@ -351,10 +500,18 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
     tables: list[LagFigures] = []
     values: list[float] = []
     table_values: list[float] = []
-    with stack() as running:
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+
+    def profile(name: str) -> Path | None:
+        return out_dir / f"sync-{stamp}-{name}.pyspy.txt" if args.profile else None
+
+    print(f"machine: {_machine.load()}", flush=True)
+    with stack(max(1, args.instances)) as running:
         if "lag" in chosen:
             settle("lag")
-            figures, values = lag(running, args.lag_streams, args.rate, args.seconds)
+            figures, values = lag(
+                running, args.lag_streams, args.rate, args.seconds, profile("streams")
+            )
             lags.append(figures)
             # The same pipeline at a tenth of the load: its latency without queueing for CPU.
             settle("lag at a tenth of the rate")
@@ -370,14 +527,16 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
         if "tables" in chosen:
             settle("Postgres → stream lag")
             figures, table_values = sync_tables.table_lag(
-                running, args.table_rate, args.table_seconds
+                running, args.table_rate, args.table_seconds, profile("tables")
             )
             tables.append(figures)
             settle("Postgres → stream lag at a tenth of the rate")
             tables.append(
                 sync_tables.table_lag(running, args.table_rate / 10, args.table_seconds)[0]
             )
-    results = sync_report.Results(lags, rates, tables, values, table_values)
-    path = sync_report.write_results(out_dir, results)
+    results = sync_report.Results(
+        lags, rates, tables, values, table_values, max(1, args.instances), _machine.load()
+    )
+    path = sync_report.write_results(out_dir, results, stamp)
     print(sync_report.markdown(results))
     print(f"results: {path}")

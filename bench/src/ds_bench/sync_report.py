@@ -34,61 +34,73 @@ class Results:
     tables: list[LagFigures]  # Postgres → stream
     lag_values: list[float]  # every lag of the first paced stream → Postgres run
     table_values: list[float]  # every lag of the first Postgres → stream run
+    instances: int = 1  # ds-sync processes sharing the work
+    load: str = ""  # the machine's cores and load averages at the end of the run
 
 
 def markdown(results: Results) -> str:
     """A table per direction measured: lags, drain throughput, Postgres → stream lag."""
-    lines: list[str] = []
+    lines: list[str] = [
+        f"ds-sync processes: {results.instances}; machine: {results.load or 'n/a'}",
+        "",
+    ]
     if results.lags:
         lines += [
             "| append acknowledged → row committed | events | p50 ms | p99 ms | max ms | target "
-            "| other work |",
-            "|---|---:|---:|---:|---:|---|---:|",
+            "| ds-sync CPU µs/event | other work |",
+            "|---|---:|---:|---:|---:|---|---:|---:|",
         ]
         for lag in results.lags:
             target = LAG_TARGET_MS if lag.rate else PICKUP_TARGET_MS
-            lines.append(_lag_row(lag, target, "events"))
+            lines.append(_lag_row(lag, target))
         lines.append("")
     if results.rates:
         lines += [
-            "| into Postgres | events | seconds | events/s | transactions | target | other work |",
-            "|---|---:|---:|---:|---:|---|---:|",
+            "| into Postgres | events | seconds | events/s | transactions | target "
+            "| ds-sync CPU µs/event | other work |",
+            "|---|---:|---:|---:|---:|---|---:|---:|",
         ]
         for rate in results.rates:
             met = "met" if rate.events_per_sec >= THROUGHPUT_TARGET else "missed"
             lines.append(
                 f"| {rate.scenario} | {rate.events:,} | {rate.seconds:.2f} | "
                 f"{rate.events_per_sec:,.0f} | {rate.transactions:,} | "
-                f"≥ {THROUGHPUT_TARGET:,.0f}/s: {met} | {_other(rate.background)} |"
+                f"≥ {THROUGHPUT_TARGET:,.0f}/s: {met} | {_cpu(rate.sync_cpu_us_per_event)} | "
+                f"{_other(rate.background)} |"
             )
         lines.append("")
     if results.tables:
         lines += [
             "| commit → message readable on pg-items | changes | p50 ms | p99 ms | max ms "
-            "| target | other work |",
-            "|---|---:|---:|---:|---:|---|---:|",
+            "| target | ds-sync CPU µs/change | other work |",
+            "|---|---:|---:|---:|---:|---|---:|---:|",
         ]
-        lines += [_lag_row(lag, TABLE_LAG_TARGET_MS, "changes") for lag in results.tables]
+        lines += [_lag_row(lag, TABLE_LAG_TARGET_MS) for lag in results.tables]
         lines.append("")
     lines.append(
-        "*other work*: the share of the machine's CPU that processes outside the benchmark "
-        "used during the scenario (the machine is shared)."
+        "*ds-sync CPU*: the user + system time of the ds-sync process(es) over the measured "
+        "window (summed over them when several share the work), divided by the events (or "
+        "changes) of the window. *other work*: the share of "
+        "the machine's CPU that processes outside the benchmark used during the scenario (the "
+        "machine is shared)."
     )
     return "\n".join(lines) + "\n"
 
 
-def _lag_row(lag: LagFigures, target: float, unit: str) -> str:
+def _lag_row(lag: LagFigures, target: float) -> str:
     met = "met" if lag.p99_ms < target else "missed"
     scenario = lag.scenario
     if lag.rate:
-        scenario += f" (achieved {lag.achieved_rate:,.0f}/s"
-        if lag.sync_cpu_us_per_event is not None:
-            scenario += f"; ds-sync CPU {lag.sync_cpu_us_per_event:,.0f} µs/{unit[:-1]}"
-        scenario += ")"
+        scenario += f" (achieved {lag.achieved_rate:,.0f}/s)"
     return (
         f"| {scenario} | {lag.events:,} | {lag.p50_ms:,.1f} | {lag.p99_ms:,.1f} | "
-        f"{lag.max_ms:,.1f} | p99 < {target:,.0f} ms: {met} | {_other(lag.background)} |"
+        f"{lag.max_ms:,.1f} | p99 < {target:,.0f} ms: {met} | {_cpu(lag.sync_cpu_us_per_event)} "
+        f"| {_other(lag.background)} |"
     )
+
+
+def _cpu(us: float | None) -> str:
+    return "n/a" if us is None else f"{us:,.0f}"
 
 
 def _other(share: float | None) -> str:
@@ -161,12 +173,15 @@ def _throughput(ax: Axes, rates: list[ThroughputFigures]) -> None:
     ax.legend(fontsize=8, loc="lower right")
 
 
-def write_results(out_dir: Path, results: Results) -> Path:
-    """``sync-<time>.json``, ``.md`` and ``.png`` in ``out_dir``; the JSON's path."""
+def write_results(out_dir: Path, results: Results, stamp: str | None = None) -> Path:
+    """``sync-<stamp>.json``, ``.md`` and ``.png`` in ``out_dir`` (stamp: now by default);
+    the JSON's path."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S")
+    stamp = stamp or time.strftime("%Y%m%dT%H%M%S")
     payload = {
         "kind": "sync",
+        "instances": results.instances,
+        "load": results.load,
         "lag": [asdict(lag) for lag in results.lags],
         "throughput": [asdict(rate) for rate in results.rates],
         "table_lag": [asdict(lag) for lag in results.tables],

@@ -24,9 +24,11 @@ import msgspec
 import psycopg
 from ds_sync.migrate import migrate
 
-from ds_bench.sync_bench import Background, LagFigures, SyncService, percentile
+from ds_bench.sync_bench import LagFigures, Window, percentile
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ds_bench.sync_bench import Stack
 
 STREAM = "pg-items"
@@ -99,15 +101,16 @@ async def tail(
                 lags.append((readable - committed) * 1000)
 
 
-def table_lag(stack: Stack, rate: float, seconds: float) -> tuple[LagFigures, list[float]]:
+def table_lag(
+    stack: Stack, rate: float, seconds: float, profile: Path | None = None
+) -> tuple[LagFigures, list[float]]:
     """Paced changes to ``items``; commit → readable lag of every change message."""
     database = stack.postgres.create_database("bench_" + uuid.uuid4().hex[:10])
     with psycopg.connect(database, autocommit=True) as conn:
         migrate(conn)
     stream_url = f"{stack.server.url}/v1/stream/{STREAM}"
     httpx.delete(stream_url)  # an earlier scenario's: each run starts on a new stream
-    with SyncService(stack.server.url, database, "bench-none/*", tables="items") as sync:
-        assert isinstance(sync, SyncService)
+    with stack.syncs(database, "bench-none/*", divided=False, tables="items") as sync:
         tail_offset = _wait_first_sync(stream_url)
         lags: list[float] = []
 
@@ -120,14 +123,12 @@ def table_lag(stack: Stack, rate: float, seconds: float) -> tuple[LagFigures, li
             await asyncio.wait_for(reader, _WAIT_SECS)
             return changed
 
-        with Background() as background:
-            cpu_before = sync.cpu_seconds()
+        with Window(sync, profile) as window:
             started = time.perf_counter()
             changed = asyncio.run(run())
             achieved = changed / (time.perf_counter() - started)
-            sync_cpu = sync.cpu_seconds() - cpu_before
     figures = LagFigures(
-        scenario=f"Postgres → pg-items, {rate:,.0f} changes/s, native feed",
+        scenario=f"Postgres → pg-items, {rate:,.0f} changes/s, native feed{stack.label}",
         streams=1,
         rate=rate,
         achieved_rate=achieved,
@@ -135,8 +136,8 @@ def table_lag(stack: Stack, rate: float, seconds: float) -> tuple[LagFigures, li
         p50_ms=statistics.median(lags),
         p99_ms=percentile(lags, 0.99),
         max_ms=max(lags),
-        background=background.share,
-        sync_cpu_us_per_event=sync_cpu / max(1, changed) * 1e6,
+        background=window.background,
+        sync_cpu_us_per_event=window.us_per(changed),
     )
     return figures, lags
 

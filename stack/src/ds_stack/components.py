@@ -124,6 +124,7 @@ def ds_sync(
     token: str | None = None,
     env: Mapping[str, str] | None = None,
     log_path: Path | None = None,
+    name: str = "ds-sync",
 ) -> ProcessSpec:
     """ds-sync in both directions; ready when its ``/healthz`` answers 200."""
     child_env = {
@@ -136,7 +137,7 @@ def ds_sync(
         **(env or {}),
     }
     return ProcessSpec(
-        name="ds-sync",
+        name=name,
         argv=(sys.executable, "-m", "ds_sync", "run"),
         env=child_env,
         ready_url=f"http://{LOOPBACK}:{metrics_port}/healthz",

@@ -27,7 +27,9 @@ _LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 3
 class TableMetrics:
     """One mirrored table (Postgres → stream)."""
 
-    state: str = "starting"  # starting, snapshot, streaming, refused, stopped
+    state: str = "starting"  # starting, standby, snapshot, streaming, refused, stopped
+    active: bool = False  # this process holds the table's lock (the others are standbys)
+    takeovers: int = 0  # times this process went from standby to active
     changes: int = 0
     batches: int = 0
     duplicates: int = 0  # POSTs the server already had (204): resent after a restart
@@ -72,6 +74,14 @@ class Metrics:
     retries: int = 0  # reads of a stream started again after a failure
     wakes: int = 0
     scans: int = 0
+    stale_commits: int = 0  # chains the checkpoint compare-and-set refused
+    # Sharing the streams with other processes (leases.py).
+    shards_held: int = 0
+    instances: int = 1
+    shards_gained: int = 0
+    shards_lost: int = 0
+    shards_released: int = 0
+    sightings_sent: int = 0
     skipped_streams: set[str] = field(default_factory=set)
     streams_by_state: dict[str, int] = field(default_factory=dict)
     tables: dict[str, TableMetrics] = field(default_factory=dict)

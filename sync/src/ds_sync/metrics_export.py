@@ -32,6 +32,14 @@ _COUNTERS = (
     ("ds_sync_server_errors", "Failed requests to ds-server (retried)", "server_errors"),
     ("ds_sync_wakes", "Pull-wake claims handled", "wakes"),
     ("ds_sync_scans", "Listings of the synced streams", "scans"),
+    ("ds_sync_stale_commits", "Commits the checkpoint compare-and-set refused (read again)",
+     "stale_commits"),
+    ("ds_sync_shards_gained", "Shard leases this process took", "shards_gained"),
+    ("ds_sync_shards_lost", "Shard leases lost (not renewed in time, or fenced)", "shards_lost"),
+    ("ds_sync_shards_released", "Shard leases handed back (balance, shutdown)",
+     "shards_released"),
+    ("ds_sync_sightings_sent", "Streams passed to the other processes of the group",
+     "sightings_sent"),
 )  # fmt: skip
 _TABLE_FAMILIES = (
     ("ds_sync_table_changes", "counter", "Row changes delivered to pg-{table}", "changes"),
@@ -50,6 +58,10 @@ _TABLE_FAMILIES = (
      "snapshot_bytes"),
     ("ds_sync_table_snapshot_age_seconds", "gauge", "Since pg-{table}'s newest snapshot",
      "snapshot_age_seconds"),
+    ("ds_sync_table_active", "gauge",
+     "1: this process mirrors the table; 0: it is a standby waiting to take over", "active"),
+    ("ds_sync_table_takeovers", "counter", "Times this process went from standby to active",
+     "takeovers"),
 )  # fmt: skip
 
 
@@ -64,6 +76,14 @@ class Figures(Collector):
         for name, help_text, attribute in _COUNTERS:
             yield CounterMetricFamily(name, help_text, value=getattr(m, attribute))
         yield from self._directions()
+        yield GaugeMetricFamily(
+            "ds_sync_shards_held", "Shards whose lease this process holds", value=m.shards_held
+        )
+        yield GaugeMetricFamily(
+            "ds_sync_instances",
+            "Live processes sharing the streams (this one included)",
+            value=m.instances,
+        )
         yield GaugeMetricFamily(
             "ds_sync_streams_skipped",
             "Matching streams not synced because they are not JSON",
@@ -140,5 +160,5 @@ class Figures(Collector):
 
 
 def _figure(figures: TableMetrics, attribute: str) -> float | None:
-    value: float | None = getattr(figures, attribute)
-    return value
+    value: float | bool | None = getattr(figures, attribute)
+    return float(value) if isinstance(value, bool) else value

@@ -29,7 +29,7 @@ class StreamInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class Batch:
+class Read:
     """One read's messages, to be committed with the checkpoint move they imply.
 
     ``start`` is the offset the read began at (every row's ``ds_offset``),
@@ -37,9 +37,13 @@ class Batch:
     read followed a 410: history from there to ``start`` was never synced.
     """
 
-    stream: str
     start: str
     next_offset: str
-    messages: tuple[bytes, ...]
+    messages: list[bytes]
     closed: bool = False
     gap_from: str | None = None
+
+    @property
+    def begins_at(self) -> str:
+        """Where the checkpoint must stand for this read to apply."""
+        return self.start if self.gap_from is None else self.gap_from

@@ -18,20 +18,23 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import psycopg
+from durable_sessions.http1 import Http1Client
+from durable_sessions.tokens import token_provider
 from psycopg_pool import AsyncConnectionPool
 
 from ds_sync import checkpoints
 from ds_sync.backoff import Backoff
 from ds_sync.discovery import Scanner
 from ds_sync.http_endpoint import serve
+from ds_sync.leases import ShardLeases
 from ds_sync.metrics import Metrics
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.mirror import MirrorStore, TableMirror
+from ds_sync.model import StreamInfo
 from ds_sync.server_api import ServerApi, ServerError
-from ds_sync.server_auth import server_auth
+from ds_sync.sightings import Sightings
 from ds_sync.streams import Streams
 from ds_sync.wakes import Wakes
-from ds_sync.writer import Writer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -62,9 +65,11 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
             settings.metrics_host, settings.metrics_port, metrics_text, lambda: ready
         )
     limits = httpx.Limits(max_connections=settings.max_readers + 16, max_keepalive_connections=64)
-    auth = server_auth(settings.token_source, settings.server_url)
-    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=limits, auth=auth) as http:
-        api = ServerApi(http, settings.server_url, {})
+    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=limits) as http:
+        lean = Http1Client(timeout_secs=HTTP_TIMEOUT.connect or 10.0)
+        # The server's token on every request to it; a token file is read again when it
+        # changes, and after a 401 (ServerApi.headers).
+        api = ServerApi(http, settings.server_url, token_provider(settings.token_source), lean)
         await _until(
             stop,
             lambda: asyncio.to_thread(_migrate, settings.postgres_url),
@@ -81,28 +86,64 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
             open=False,
         )
         await pool.open()
-        writer = Writer(
-            pool, metrics, tasks=max(1, settings.pool_size - 1), max_rows=settings.max_batch_rows
-        )
-        streams = Streams(settings, api, http, pool, writer, metrics)
+        streams = Streams(settings, api, http, pool, metrics)
         scanner = Scanner(settings, api, streams, metrics)
-        wakes = Wakes(settings, api, streams.observe, scanner.scan, metrics)
+        leases: ShardLeases | None = None
+        sightings: Sightings | None = None
+        if settings.shards:
+            leases = ShardLeases(
+                settings,
+                api,
+                pool,
+                metrics,
+                on_gained=streams.shards_gained,
+                on_lost=streams.shards_lost,
+            )
+            streams.ownership = leases
+            sightings = Sightings(
+                settings.postgres_url,
+                settings.name,
+                pool,
+                seen=lambda path, tail: _seen(streams, path, tail),
+                missed=scanner.scan,
+            )
+        wakes = Wakes(
+            settings,
+            api,
+            streams.observe,
+            scanner.scan,
+            metrics,
+            ownership=streams.ownership,
+            publish=None if sightings is None else sightings.publish,
+        )
         tasks = _start_mirrors(settings, api, http, MirrorStore(pool), metrics)
         try:
             streams.load(await checkpoints.load_all(pool))
+            lease_start = None
+            if leases is not None and sightings is not None:
+                tasks.append(asyncio.create_task(sightings.listen(), name="sightings"))
+                lease_start = await _until(stop, leases.prepare, "taking shard leases")
             start = await _until(stop, wakes.prepare, "subscribing to wakes")
             await _until(stop, scanner.scan, "listing the streams")
+            # From now on, shards taken over are listed again (start-up just did).
+            streams.rescan = scanner.scan
             if not stop.is_set():
                 tasks += [
                     asyncio.create_task(_keep_listening(wakes, start), name="wakes"),
                     asyncio.create_task(wakes.claim_loop(), name="claims"),
                     asyncio.create_task(scanner.run(), name="rescans"),
                 ]
+                if leases is not None and lease_start is not None:
+                    tasks.append(asyncio.create_task(leases.run(lease_start), name="leases"))
                 ready = True
                 log.info(
-                    "syncing %s from %s into Postgres",
+                    "syncing %s from %s into Postgres (%s)",
                     ", ".join(p.text for p in settings.streams),
                     settings.server_url,
+                    "every stream"
+                    if leases is None
+                    else f"instance {leases.instance}: {len(leases.held)} of "
+                    f"{leases.shards} shards",
                 )
                 await stop.wait()
         finally:
@@ -112,8 +153,11 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await streams.stop()
-            await writer.stop()
+            if leases is not None:
+                # After the last commit: the next holder starts from it.
+                await leases.stop()
             await pool.close()
+            await lean.aclose()
             if endpoint is not None:
                 endpoint.close()
             log.info("stopped")
@@ -163,6 +207,10 @@ async def _keep_listening(wakes: Wakes, start: str | None) -> None:
         else:
             backoff.reset()
         start = None
+
+
+def _seen(streams: Streams, path: str, tail: int) -> None:
+    streams.observe(StreamInfo(path=path, content_type=None, tail=tail))
 
 
 def _migrate(url: str) -> None:

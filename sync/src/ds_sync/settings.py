@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -28,6 +29,7 @@ from ds_sync.table_names import TableName, TableNameError, parse_tables
 
 PREFIX = "DS_SYNC__"
 _NAME_RE = re.compile(r"[a-z0-9_-]{1,40}")
+_INSTANCE_RE = re.compile(r"[A-Za-z0-9._:-]{1,60}")
 # A Postgres size setting: a number and a unit (max_slot_wal_keep_size's form).
 _SIZE_RE = re.compile(r"\d{1,9}(kB|MB|GB|TB)")
 
@@ -85,6 +87,26 @@ class Settings(BaseSettings):
         description="this consumer's name on the server: its subscriptions and wake stream "
         "`ds-sync/{name}-wakes`",
     )
+    instance: str = Field(
+        default="",
+        description="this process's name among the ds-sync processes sharing `DS_SYNC__NAME` "
+        "(in `sync_instances`, leases and logs); empty: `{hostname}-{pid}`",
+    )
+    shards: int = Field(
+        default=8,
+        ge=0,
+        le=1024,
+        description="session streams are divided into this many shards, each leased to one of "
+        "the processes sharing `DS_SYNC__NAME` (at most this many share the work; all of them "
+        "need the same value); `0`: no leases, this process syncs every stream",
+    )
+    lease_ttl_secs: float = Field(
+        default=5.0,
+        ge=1,
+        le=60,
+        description="a shard's lease lasts this long unless renewed (every third of it): a "
+        "killed process's shards are taken over about this long after it died",
+    )
     idle_secs: float = Field(
         default=30.0,
         gt=0,
@@ -106,12 +128,24 @@ class Settings(BaseSettings):
         description="streams read at once; others wait their turn without a connection",
     )
     pool_size: int = Field(
-        default=4, ge=2, le=100, description="Postgres connections (all but one commit batches)"
+        default=4,
+        ge=2,
+        le=100,
+        description="Postgres connections of the streams → Postgres direction (one commits, the "
+        "others record new streams and statuses)",
     )
     max_batch_rows: int = Field(
         default=20_000,
         ge=1,
-        description="rows one commit may take when several batches wait",
+        description="rows one commit may take; also how many rows a stream may have read and "
+        "not yet committed before its reader pauses",
+    )
+    commit_interval_secs: float = Field(
+        default=0.02,
+        ge=0,
+        le=10,
+        description="the streams → Postgres commit tick: every stream's reads of the last tick "
+        "go into one transaction (sooner when `max_batch_rows` rows wait)",
     )
     tables: Annotated[tuple[TableName, ...], NoDecode] = Field(
         default=parse_tables("items"),
@@ -242,6 +276,18 @@ class Settings(BaseSettings):
         if not value.startswith(("postgresql://", "postgres://")):
             raise ValueError("must be a postgresql:// URL")
         return value
+
+    @field_validator("instance")
+    @classmethod
+    def _instance(cls, value: str) -> str:
+        if value and _INSTANCE_RE.fullmatch(value) is None:
+            raise ValueError("must be 1-60 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'")
+        return value
+
+    @property
+    def instance_name(self) -> str:
+        """This process's name in the group: ``instance``, else ``{hostname}-{pid}``."""
+        return self.instance or f"{socket.gethostname()[:40]}-{os.getpid()}"
 
     @field_validator("name")
     @classmethod

@@ -8,7 +8,10 @@ claim lists to ``Streams.observe`` (starting readers where data waits),
 and acks each at the tail the claim reported. Data arriving after that
 wakes the subscription again, so nothing goes unnoticed, and claims are
 spaced by ``wake_interval_secs`` so a busy server costs a few wakes a
-second, not one per append.
+second, not one per append. While claims only name streams whose readers
+are running anyway (a steady load), the spacing doubles up to
+``MAX_SPACING_FACTOR`` times that; a claim naming a stream without a reader
+brings it back.
 
 The server stores subscriptions (except on its ``memory`` backend).
 Whenever the wake stream's connection ends, they are put again anyway; a
@@ -24,34 +27,45 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
-from durable_sessions import sse_session
+import psycopg
+from durable_sessions.sse_reader import SseReader
 
 from ds_sync.backoff import Backoff
 from ds_sync.model import StreamInfo
 from ds_sync.offsets import normal, position
 from ds_sync.server_api import JSON, ServerError
+from ds_sync.shards import AllStreams
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+
+    from durable_sessions import Update
 
     from ds_sync.metrics import Metrics
     from ds_sync.patterns import Pattern
     from ds_sync.server_api import ServerApi
     from ds_sync.settings import Settings
+    from ds_sync.shards import Ownership
 
 log = logging.getLogger("ds_sync.wakes")
 
 WAKE_BUCKET = "ds-sync"
 # A claimed wake is acked within moments; a ds-sync killed mid-claim blocks wakes this long.
 LEASE_TTL_MS = 5_000
+# Claims that teach nothing new are spaced out up to this many wake intervals.
+MAX_SPACING_FACTOR = 4
 
 
 class _WakeEvent(msgspec.Struct):
     subscription_id: str
+
+
+_decode_wake = msgspec.json.Decoder(_WakeEvent).decode
 
 
 def subscription_id(name: str, pattern: Pattern) -> str:
@@ -67,19 +81,27 @@ class Wakes:
         self,
         settings: Settings,
         api: ServerApi,
-        observe: Callable[[StreamInfo], None],
+        observe: Callable[[StreamInfo], bool],
         rescan: Callable[[], Awaitable[None]],
         metrics: Metrics,
+        *,
+        ownership: Ownership | None = None,
+        publish: Callable[[list[tuple[str, int]]], Awaitable[None]] | None = None,
     ) -> None:
         self._settings = settings
         self._api = api
-        self._observe = observe
+        self._observe = observe  # True when what it was told started (or needs) a reader
+        # When other processes share the work, they learn what a claim says (sightings)
+        # before the ack: their own shards' streams, and tails for shards they may take over.
+        self._ownership = ownership or AllStreams()
+        self._publish = publish
         self._rescan = rescan
         self._metrics = metrics
         self.wake_stream = f"{WAKE_BUCKET}/{settings.name}-wakes"
         self._subs = {subscription_id(settings.name, p): p for p in settings.streams}
         self._due: set[str] = set()
         self._due_event = asyncio.Event()
+        self._spacing = 1  # wake intervals between claims, up to MAX_SPACING_FACTOR
 
     async def prepare(self) -> str:
         """Create the bucket, wake stream and subscriptions; the wake stream's tail to read from."""
@@ -116,23 +138,29 @@ class Wakes:
         offset = start
         url = self._api.stream_url(self.wake_stream)
         while True:
-            async for update in sse_session(
-                self._api.http, url, offset, content_type=JSON, headers=self._api.headers
-            ):
-                for raw in update.messages:
-                    try:
-                        wake = msgspec.json.decode(raw, type=_WakeEvent)
-                    except msgspec.DecodeError:
-                        continue
-                    if wake.subscription_id in self._subs:
-                        self._due.add(wake.subscription_id)
-                        self._due_event.set()
-                offset = normal(update.next_offset)
+            reader = SseReader(
+                url, offset, self._wake_update, headers=self._api.headers, content_type=JSON
+            )
+            started = time.monotonic()
+            await reader.read()
+            offset = normal(reader.offset)
+            if time.monotonic() - started < 1.0:
+                await asyncio.sleep(1.0)  # the connection ended at once: don't spin
             # The server ended the connection (its reconnect interval, or a restart):
             # make sure it still has our subscriptions before reading on.
             if await self.subscribe():
                 log.warning("the server had lost ds-sync's subscriptions; rescanning")
                 await self._rescan()
+
+    def _wake_update(self, update: Update) -> None:
+        for raw in update.messages:
+            try:
+                wake = _decode_wake(raw)
+            except msgspec.DecodeError:
+                continue
+            if wake.subscription_id in self._subs:
+                self._due.add(wake.subscription_id)
+                self._due_event.set()
 
     async def claim_loop(self) -> None:
         """Claim due subscriptions, at most once per ``wake_interval_secs``, until cancelled."""
@@ -141,30 +169,43 @@ class Wakes:
             await self._due_event.wait()
             self._due_event.clear()
             due, self._due = self._due, set()
+            learnt = False
             for sub_id in sorted(due):
                 try:
-                    await self._claim(sub_id)
+                    learnt = await self._claim(sub_id) or learnt
                     backoff.reset()
-                except (httpx.HTTPError, ServerError) as exc:
+                except (httpx.HTTPError, ServerError, OSError, TimeoutError, psycopg.Error) as exc:
                     self._metrics.server_errors += 1
                     self._due.add(sub_id)
                     self._due_event.set()
                     delay = backoff.next_delay()
                     log.warning("claiming %s failed (%s); retrying in %.2fs", sub_id, exc, delay)
                     await asyncio.sleep(delay)
-            await asyncio.sleep(self._settings.wake_interval_secs)
+            # A steady load keeps naming the same streams, already being read: claim less
+            # often then; anything new brings the spacing back to one interval.
+            self._spacing = 1 if learnt else min(self._spacing * 2, MAX_SPACING_FACTOR)
+            await asyncio.sleep(self._settings.wake_interval_secs * self._spacing)
 
-    async def _claim(self, sub_id: str) -> None:
+    async def _claim(self, sub_id: str) -> bool:
+        """Claim, observe and ack; True when a named stream had no reader yet."""
         grant = await self._api.claim(sub_id, self._settings.name)
         if grant is None:
-            return  # nothing pending, or a lease held by an earlier (killed) process
+            return False  # nothing pending, or a lease held by an earlier (killed) process
         self._metrics.wakes += 1
         acks: list[tuple[str, str]] = []
+        others: list[tuple[str, int]] = []
+        learnt = False
         for stream in grant.streams:
             tail = position(stream.tail_offset)
-            self._observe(StreamInfo(path=stream.path, content_type=None, tail=tail))
+            info = StreamInfo(path=stream.path, content_type=None, tail=tail)
+            learnt = self._observe(info) or learnt
             if tail > position(stream.acked_offset):
                 acks.append((stream.path, stream.tail_offset))
+                others.append((stream.path, tail))
+        if others and self._publish is not None and self._ownership.shared():
+            # Committed before the ack: a claimer killed in between leaves the wake unacked.
+            await self._publish(others)
+            self._metrics.sightings_sent += len(others)
         try:
             await self._api.ack(sub_id, grant, acks)
         except ServerError as exc:
@@ -172,3 +213,4 @@ class Wakes:
             # wake back so the server announces it again with fresh tails.
             log.warning("ack of %s refused (%s); releasing the wake", sub_id, exc)
             await self._api.release(sub_id, grant)
+        return learnt

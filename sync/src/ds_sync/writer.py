@@ -1,17 +1,23 @@
-"""Committing batches: rows into ``session_events`` and the checkpoint move, in one transaction.
+"""Committing reads: rows into ``session_events`` and the checkpoint moves, in one transaction
+per tick for every stream.
 
-Readers hand batches to ``Writer.commit`` and wait. A few writer tasks, one
-pooled connection each, take whatever is queued, up to ``max_rows``, and
-commit it together: group commit, so a hundred streams with a message each
-cost one transaction, not a hundred. Each stream's batches stay in order
-because its reader waits for one commit before sending the next batch.
+Readers hand their reads to their stream's state and go on reading; each
+stream with reads queued is submitted here. Once per ``interval`` (sooner
+when a full statement's worth of rows waits) the writer takes every queued
+chain of reads, from any number of streams, and commits them together in
+one statement on one connection: group commit, so a hundred streams with a
+message each cost one transaction, not a hundred, and a quiet minute costs
+nothing. A stream has at most one chain in a transaction at a time, so its
+rows commit in stream order.
 
 Every checkpoint move is a compare-and-set (``WHERE next_offset = <where
-the batch began>``): a batch applies only on top of exactly the rows it
+the chain began>``): a chain applies only on top of exactly the rows it
 follows, so even two ds-sync processes on one database cannot insert a
-message twice. The unique key on (stream_name, ds_offset, event_index) is
-the second guard; it must never fire, and when it does the stream stops
-with an error instead of skipping rows.
+message twice: the row lock makes the second wait for the first, and its
+condition no longer holds when it gets the row. The unique key on
+(stream_name, ds_offset, event_index) is the second guard; it must never
+fire, and when it does the stream stops with an error instead of skipping
+rows.
 """
 
 from __future__ import annotations
@@ -20,35 +26,38 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import errors as pg_errors
 
 from ds_sync.events import extract_raw
 from ds_sync.model import Status
+from ds_sync.pg_arrays import int_array, text_array
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
     from datetime import datetime
 
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
     from ds_sync.metrics import Metrics
-    from ds_sync.model import Batch
+    from ds_sync.model import Read
+    from ds_sync.stream_state import Chain, StreamState
 
 log = logging.getLogger("ds_sync.writer")
 
 # One statement, so one round trip and one implicit transaction (the pool's
 # connections are in autocommit mode): move every checkpoint whose stored
-# offset is where its batch began, then insert the rows (and gaps) of exactly
-# those streams. A stale stream gets neither; the others commit.
+# offset is where its chain began, then insert the rows (and gaps) of exactly
+# those streams. A stale stream gets neither; the others commit. Each array
+# is one literal (``pg_arrays``).
 _COMMIT = """
 WITH moved AS (
     UPDATE sync_checkpoints AS c
     SET next_offset = m.next_offset, status = m.status, detail = NULL, updated_at = now()
-    FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[])
+    FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[])
         AS m(stream_name, expected, next_offset, status)
     WHERE c.stream_name = m.stream_name AND c.next_offset = m.expected AND c.status = 'active'
     RETURNING c.stream_name
@@ -57,15 +66,15 @@ WITH moved AS (
         operation, event_time, payload)
     SELECT r.stream_name, r.ds_offset, r.event_index, r.event_key, r.event_type, r.operation,
         r.event_time, r.payload::jsonb
-    FROM unnest(%b::text[], %b::text[], %b::int4[], %b::text[], %b::text[], %b::text[],
-        %b::timestamptz[], %b::text[])
+    FROM unnest(%s::text[], %s::text[], %s::int4[], %s::text[], %s::text[], %s::text[],
+        %s::timestamptz[], %s::text[])
         AS r(stream_name, ds_offset, event_index, event_key, event_type, operation, event_time,
             payload)
     WHERE r.stream_name IN (SELECT stream_name FROM moved)
 ), gaps AS (
     INSERT INTO sync_gaps (stream_name, from_offset, to_offset, detail)
-    SELECT g.stream_name, g.from_offset, g.to_offset, %b
-    FROM unnest(%b::text[], %b::text[], %b::text[]) AS g(stream_name, from_offset, to_offset)
+    SELECT g.stream_name, g.from_offset, g.to_offset, %s
+    FROM unnest(%s::text[], %s::text[], %s::text[]) AS g(stream_name, from_offset, to_offset)
     WHERE g.stream_name IN (SELECT stream_name FROM moved)
 )
 SELECT stream_name FROM moved
@@ -86,201 +95,249 @@ _GAP_ONE = (
 
 
 class StaleCheckpoint(Exception):
-    """The stream's checkpoint is not where the batch began: reload it and read on from there."""
+    """The stream's checkpoint is not where the chain began: reload it and read on from there."""
 
 
 class UniqueConflict(Exception):
-    """Rows at the batch's positions exist already: the stream stops (never skipped silently)."""
-
-
-class WriterStopped(Exception):
-    """The writer shut down before this batch was committed (it will be read again)."""
-
-
-@dataclass(slots=True, eq=False)
-class _Job:
-    batch: Batch
-    done: asyncio.Future[None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
+    """Rows at the chain's positions exist already: the stream stops (never skipped silently)."""
 
 
 class Writer:
-    """Group commit of batches over a connection pool."""
+    """Group commit of every stream's queued reads, once per tick, over one connection."""
 
     def __init__(
-        self, pool: AsyncConnectionPool, metrics: Metrics, *, tasks: int, max_rows: int
+        self,
+        pool: AsyncConnectionPool,
+        metrics: Metrics,
+        *,
+        max_rows: int,
+        interval: float,
+        settle: Callable[[Chain, BaseException | None], None],
+        owns: Callable[[StreamState], bool] = lambda _: True,
     ) -> None:
         self._pool = pool
+        self._owns = owns
+        self._conn: AsyncConnection[Any] | None = None  # the writer's own, taken from the pool
         self._metrics = metrics
-        self._queue: list[_Job] = []
-        self._ready = asyncio.Event()
         self._max_rows = max_rows
+        self._interval = interval
+        self._settle = settle
+        self._submitted: dict[StreamState, None] = {}  # streams with reads queued, in order
+        self._work = asyncio.Event()
         self._stopping = False
-        self._workers = [
-            asyncio.create_task(self._work(), name=f"writer-{n}") for n in range(tasks)
-        ]
+        self._last_start = 0.0
+        self._task = asyncio.create_task(self._run(), name="writer")
 
-    async def commit(self, batch: Batch) -> None:
-        """Return once the batch is committed; raises StaleCheckpoint, UniqueConflict,
-        WriterStopped or a psycopg error (the batch was not applied)."""
-        if self._stopping:
-            raise WriterStopped()
-        job = _Job(batch)
-        self._queue.append(job)
-        self._ready.set()
-        await job.done
+    def submit(self, state: StreamState) -> None:
+        """``state`` has reads queued: commit them with the next transaction."""
+        self._submitted[state] = None
+        self._work.set()
 
     async def stop(self) -> None:
-        """Finish the transactions in progress, fail what is still queued, stop."""
+        """Finish the transaction in progress and stop (queued reads are read again later)."""
         self._stopping = True
-        self._ready.set()
-        await asyncio.gather(*self._workers, return_exceptions=True)
-        for job in self._queue:
-            _settle(job, WriterStopped())
-        self._queue.clear()
+        self._work.set()
+        await asyncio.gather(self._task, return_exceptions=True)
+        await self._give_back()
 
-    async def _work(self) -> None:
-        while True:
-            await self._ready.wait()
-            if self._stopping:
-                return
-            group = self._take()
-            if not group:
-                self._ready.clear()
-                continue
-            await self._apply(group)
-
-    def _take(self) -> list[_Job]:
-        """Queued jobs up to max_rows (at least one), skipping those whose reader gave up."""
-        group: list[_Job] = []
-        rows = 0
-        while self._queue and (
-            not group or rows + len(self._queue[0].batch.messages) <= self._max_rows
-        ):
-            job = self._queue.pop(0)
-            if job.done.done():
-                continue
-            group.append(job)
-            rows += len(job.batch.messages)
-        return group
-
-    async def _apply(self, group: list[_Job]) -> None:
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """The writer's connection: kept between ticks (no pool round per commit), handed
+        back to the pool after a connection error so a fresh one is taken next time."""
+        if self._conn is None:
+            self._conn = await self._pool.getconn()
         try:
-            stale = await self._transaction(group)
-        except (pg_errors.UniqueViolation, psycopg.DataError) as exc:
-            # Find the batch that caused it: each on its own.
-            if len(group) > 1:
-                for job in group:
-                    await self._apply([job])
+            yield self._conn
+        except psycopg.OperationalError:
+            await self._give_back()
+            raise
+
+    async def _give_back(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await self._pool.putconn(conn)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self._stopped():
+            await self._work.wait()
+            self._work.clear()
+            # One transaction per tick; a backlog worth a full statement doesn't wait.
+            wait = self._last_start + self._interval - loop.time()
+            if wait > 0 and self._queued_rows() < self._max_rows:
+                await asyncio.sleep(wait)
+            if self._stopped():
                 return
-            await self._apply_alone(group[0], exc)
+            chains = self._take()
+            if not chains:
+                continue
+            self._last_start = loop.time()
+            await self._apply(chains)
+            if self._submitted:
+                self._work.set()
+
+    def _stopped(self) -> bool:
+        return self._stopping
+
+    def _queued_rows(self) -> int:
+        return sum(state.queued_rows for state in self._submitted)
+
+    def _take(self) -> list[Chain]:
+        """Every submitted stream's queued reads, up to ``max_rows`` rows in all (at least one
+        chain); streams with a chain still in a transaction wait for the next tick."""
+        chains: list[Chain] = []
+        rows = 0
+        for state in list(self._submitted):
+            if state.committing is not None:
+                continue
+            if not self._owns(state):
+                # Its shard's lease is gone (or overdue): another process commits it now.
+                state.drop_reads()
+                del self._submitted[state]
+                continue
+            budget = self._max_rows - rows
+            if chains and budget <= 0:
+                break
+            chain = state.take(max(budget, 1))
+            if chain is not None:
+                chains.append(chain)
+                rows += chain.rows
+            if not state.queued:
+                del self._submitted[state]
+        return chains
+
+    async def _apply(self, chains: list[Chain]) -> None:
+        try:
+            stale = await self._transaction(chains)
+        except (pg_errors.UniqueViolation, psycopg.DataError) as exc:
+            # Find the chain that caused it: each on its own.
+            if len(chains) > 1:
+                for chain in chains:
+                    await self._apply([chain])
+                return
+            await self._apply_alone(chains[0], exc)
             return
         except psycopg.Error as exc:
             self._metrics.database_errors += 1
-            for job in group:
-                _settle(job, exc)
+            for chain in chains:
+                self._settle(chain, exc)
             return
-        applied = [job for job in group if job.batch.stream not in stale]
-        self._count(applied)
-        for job in group:
-            _settle(job, StaleCheckpoint(job.batch.stream) if job.batch.stream in stale else None)
+        self._count([chain for chain in chains if chain.stream not in stale])
+        for chain in chains:
+            self._settle(chain, StaleCheckpoint(chain.stream) if chain.stream in stale else None)
 
-    def _count(self, group: list[_Job]) -> None:
-        batches = [job.batch for job in group]
-        self._metrics.committed(group_size=len(batches), rows=sum(len(b.messages) for b in batches))
-        self._metrics.gaps += sum(1 for b in batches if b.gap_from is not None)
+    def _count(self, chains: list[Chain]) -> None:
+        reads = [read for chain in chains for read in chain.reads]
+        self._metrics.committed(group_size=len(reads), rows=sum(len(r.messages) for r in reads))
+        self._metrics.gaps += sum(1 for read in reads if read.gap_from is not None)
 
-    async def _apply_alone(self, job: _Job, exc: psycopg.Error) -> None:
+    async def _apply_alone(self, chain: Chain, exc: psycopg.Error) -> None:
         if isinstance(exc, pg_errors.UniqueViolation):
-            _settle(job, UniqueConflict(str(exc).splitlines()[0]))
+            self._settle(chain, UniqueConflict(str(exc).splitlines()[0]))
             return
         # jsonb refuses some valid JSON (\u0000, unpaired surrogates, huge numbers):
         # insert row by row, storing what it refuses as its text in a JSON string.
         try:
-            applied = await self._transaction_rows(job.batch)
+            applied = await self._transaction_rows(chain)
         except pg_errors.UniqueViolation as again:
-            _settle(job, UniqueConflict(str(again).splitlines()[0]))
+            self._settle(chain, UniqueConflict(str(again).splitlines()[0]))
             return
         except psycopg.Error as again:
             self._metrics.database_errors += 1
-            _settle(job, again)
+            self._settle(chain, again)
             return
         if not applied:
-            _settle(job, StaleCheckpoint(job.batch.stream))
+            self._settle(chain, StaleCheckpoint(chain.stream))
         else:
-            self._count([job])
-            _settle(job, None)
+            self._count([chain])
+            self._settle(chain, None)
 
-    async def _transaction(self, group: list[_Job]) -> set[str]:
-        """Commit the group in one statement; the streams whose checkpoint was stale."""
-        batches = [job.batch for job in group]
-        rows: list[list[object]] = [[], [], [], [], [], [], [], []]
-        # Per batch, its newest event's own time: the lag once committed.
+    async def _transaction(self, chains: list[Chain]) -> set[str]:
+        """Commit the chains in one statement; the streams whose checkpoint was stale."""
+        streams: list[str] = []
+        offsets: list[str] = []
+        indexes: list[int] = []
+        keys: list[str | None] = []
+        types: list[str | None] = []
+        operations: list[str | None] = []
+        times: list[str | None] = []
+        payloads: list[str] = []
+        # Per chain, its newest event's own time: the lag once committed.
         newest: list[datetime | None] = []
-        for batch in batches:
+        gaps: list[tuple[str, str, str]] = []
+        for chain in chains:
             event_time = None
-            for index, raw in enumerate(batch.messages):
-                fields = extract_raw(raw)
-                event_time = fields.event_time or event_time
-                rows[0].append(batch.stream)
-                rows[1].append(batch.start)
-                rows[2].append(index)
-                rows[3].append(fields.event_key)
-                rows[4].append(fields.event_type)
-                rows[5].append(fields.operation)
-                rows[6].append(fields.event_time)
-                rows[7].append(raw.decode("utf-8"))
+            stream = chain.stream
+            for read in chain.reads:
+                if read.gap_from is not None:
+                    gaps.append((stream, read.gap_from, read.start))
+                count = len(read.messages)
+                streams += [stream] * count
+                offsets += [read.start] * count
+                indexes += range(count)
+                for raw in read.messages:
+                    fields = extract_raw(raw)
+                    keys.append(fields.event_key)
+                    types.append(fields.event_type)
+                    operations.append(fields.operation)
+                    if fields.event_time is None:
+                        times.append(None)
+                    else:
+                        event_time = fields.event_time
+                        times.append(event_time.isoformat())
+                    payloads.append(raw.decode("utf-8"))
             newest.append(event_time)
-        gapped = [b for b in batches if b.gap_from is not None]
-        params: list[object] = [
-            [b.stream for b in batches],
-            [b.gap_from or b.start for b in batches],
-            [b.next_offset for b in batches],
-            [_status(b).value for b in batches],
-            *rows,
+        params = (
+            text_array(c.stream for c in chains),
+            text_array(c.begins_at for c in chains),
+            text_array(c.next_offset for c in chains),
+            text_array(_status(c).value for c in chains),
+            text_array(streams),
+            text_array(offsets),
+            int_array(indexes),
+            text_array(keys),
+            text_array(types),
+            text_array(operations),
+            text_array(times),
+            text_array(payloads),
             _GAP_DETAIL,
-            [b.stream for b in gapped],
-            [b.gap_from for b in gapped],
-            [b.start for b in gapped],
-        ]
-        async with self._pool.connection() as conn:
+            text_array(g[0] for g in gaps),
+            text_array(g[1] for g in gaps),
+            text_array(g[2] for g in gaps),
+        )
+        async with self._connection() as conn:
             cursor = await conn.execute(_COMMIT, params)
             moved = {row[0] for row in await cursor.fetchall()}
         now = time.time()
-        for batch, event_time in zip(batches, newest, strict=True):
-            if event_time is not None and batch.stream in moved:
-                self._metrics.observe_lag("stream_to_postgres", now - event_time.timestamp())
-        return {b.stream for b in batches} - moved
+        for chain, newest_time in zip(chains, newest, strict=True):
+            if newest_time is not None and chain.stream in moved:
+                self._metrics.observe_lag("stream_to_postgres", now - newest_time.timestamp())
+        return {c.stream for c in chains} - moved
 
-    async def _transaction_rows(self, batch: Batch) -> bool:
-        """Commit one batch row by row (jsonb refused a message); False when stale."""
-        async with self._pool.connection() as conn, conn.transaction():
+    async def _transaction_rows(self, chain: Chain) -> bool:
+        """Commit one chain row by row (jsonb refused a message); False when stale."""
+        async with self._connection() as conn, conn.transaction():
             cursor = await conn.execute(
                 _MOVE_ONE,
-                (
-                    batch.next_offset,
-                    _status(batch).value,
-                    batch.stream,
-                    batch.gap_from or batch.start,
-                ),
+                (chain.next_offset, _status(chain).value, chain.stream, chain.begins_at),
             )
             if cursor.rowcount != 1:
                 return False  # nothing was written
-            if batch.gap_from is not None:
-                await conn.execute(
-                    _GAP_ONE, (batch.stream, batch.gap_from, batch.start, _GAP_DETAIL)
-                )
-            await self._insert_rows(conn, batch)
+            for read in chain.reads:
+                if read.gap_from is not None:
+                    await conn.execute(
+                        _GAP_ONE, (chain.stream, read.gap_from, read.start, _GAP_DETAIL)
+                    )
+                await self._insert_rows(conn, chain.stream, read)
         return True
 
-    async def _insert_rows(self, conn: AsyncConnection[object], batch: Batch) -> None:
-        for index, raw in enumerate(batch.messages):
+    async def _insert_rows(self, conn: AsyncConnection[object], stream: str, read: Read) -> None:
+        for index, raw in enumerate(read.messages):
             fields = extract_raw(raw)
             text = raw.decode("utf-8")
             values = (
-                batch.stream,
-                batch.start,
+                stream,
+                read.start,
                 index,
                 fields.event_key,
                 fields.event_type,
@@ -296,24 +353,12 @@ class Writer:
                 self._metrics.unstorable_payloads += 1
                 log.error(
                     "stream %s offset %s message %d: jsonb refuses it (%s); stored as its text",
-                    batch.stream,
-                    batch.start,
+                    stream,
+                    read.start,
                     index,
                     str(exc).splitlines()[0],
                 )
 
 
-def _status(batch: Batch) -> Status:
-    return Status.DONE if batch.closed else Status.ACTIVE
-
-
-def _settle(job: _Job, error: BaseException | None) -> None:
-    if job.done.done():
-        return
-    if error is None:
-        job.done.set_result(None)
-    else:
-        job.done.set_exception(error)
-    # A reader that stopped waiting never retrieves it; don't warn about that.
-    with contextlib.suppress(BaseException):
-        job.done.exception()
+def _status(chain: Chain) -> Status:
+    return Status.DONE if chain.closed else Status.ACTIVE

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from ds_sync.migrate import migrate
@@ -26,11 +28,15 @@ from mirror_support import (
     normalised_items,
     wait_for_stream,
 )
-from sync_support import wait_until
+from sync_support import kill_at, wait_until
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     import pytest
     from sync_support import SyncProcess
+
+Killed = TypeVar("Killed")
 
 WRITERS = 4
 OPS_PER_WRITER = 5_000
@@ -74,48 +80,69 @@ async def writer(url: str, number: int, rng: random.Random, progress: list[int])
     return changed
 
 
-async def kill_at(sync: SyncProcess, thresholds: list[int], progress: list[int]) -> list[int]:
-    """SIGKILL ds-sync when the writers pass each threshold; restart it at once."""
-    killed_at = []
-    for threshold in thresholds:
-        while progress[0] < threshold:  # noqa: ASYNC110 - a plain counter; polling is simplest
-            await asyncio.sleep(0.005)
-        sync.kill()
-        killed_at.append(progress[0])
-        await asyncio.to_thread(sync.start, wait=False)
-    return killed_at
-
-
-async def run_load(sync: SyncProcess, url: str, seed: int) -> tuple[int, list[int]]:
+async def write_and_kill(
+    url: str, seed: int, killer: Callable[[list[int], list[int]], Awaitable[Killed]]
+) -> tuple[int, Killed]:
+    """``WRITERS`` writers make their ops; ``killer`` gets ``KILLS`` random points of the run
+    (away from its ends) and the ops done so far. The rows changed, and what ``killer`` says."""
     rng = random.Random(seed)
     total = WRITERS * OPS_PER_WRITER
     thresholds = sorted(rng.sample(range(total // 20, total - total // 20), KILLS))
     progress = [0]
     writers = [writer(url, n, random.Random(seed * 100 + n), progress) for n in range(WRITERS)]
-    killer = asyncio.ensure_future(kill_at(sync, thresholds, progress))
+    killing = asyncio.ensure_future(killer(thresholds, progress))
     changed = await asyncio.gather(*writers)
-    return sum(changed), await killer
+    return sum(changed), await killing
 
 
-def test_sigkill_loses_and_doubles_no_change(
-    sync: SyncProcess, ds_server: str, postgres_db: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def prepare(ds_server: str, postgres_db: str) -> None:
+    """No pg-items from an earlier test; the schema in place."""
     delete_stream(ds_server, "pg-items")
     with psycopg.connect(postgres_db, autocommit=True) as conn:
         migrate(conn)
-    sync.env["DS_SYNC__TABLES"] = "items"
-    sync.start()
+
+
+def first_sync(ds_server: str) -> None:
     wait_for_stream(
         ds_server,
         "pg-items",
         lambda messages: controls(messages) == ["snapshot-start", "snapshot-end"],
         what="the first sync",
     )
-    seed = random.randrange(1_000_000)
-    started = time.monotonic()
-    made, killed_at = asyncio.run(run_load(sync, postgres_db, seed))
-    wrote_in = time.monotonic() - started
-    wait_until(lambda: sync.process is None or sync.ready(), timeout=30, what="last restart")
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """pg-items against the table and the rows changed."""
+
+    made: int  # row changes the writers made
+    messages: list[dict[str, Any]]
+    expected: dict[str, dict[str, Any]]  # SELECT * FROM items, by key
+
+    @property
+    def delivered(self) -> int:
+        return len(changes(self.messages))
+
+    @property
+    def doubled(self) -> int:
+        return duplicates(self.messages)
+
+    def __str__(self) -> str:
+        lost = self.made - self.delivered + self.doubled
+        return (
+            f"pg-items holds {self.delivered:,} change messages: {lost} lost, {self.doubled} "
+            f"duplicated; materialised {len(materialise(self.messages, 'items')):,} rows = the "
+            f"table's {len(self.expected):,}"
+        )
+
+    def check(self) -> None:
+        assert controls(self.messages) == ["snapshot-start", "snapshot-end"]
+        assert (self.delivered, self.doubled) == (self.made, 0)
+        assert normalised_items(materialise(self.messages, "items")) == self.expected
+
+
+def delivered(ds_server: str, postgres_db: str, made: int) -> Delivered:
+    """Once pg-items materialises to the table."""
     expected = items_rows(postgres_db)
     messages = wait_for_stream(
         ds_server,
@@ -124,22 +151,31 @@ def test_sigkill_loses_and_doubles_no_change(
         timeout=90,
         what="pg-items materialised = SELECT * FROM items",
     )
+    return Delivered(made, messages, expected)
+
+
+def test_sigkill_loses_and_doubles_no_change(
+    sync: SyncProcess, ds_server: str, postgres_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prepare(ds_server, postgres_db)
+    sync.env["DS_SYNC__TABLES"] = "items"
+    sync.start()
+    first_sync(ds_server)
+    seed = random.randrange(1_000_000)
+    started = time.monotonic()
+    made, killed_at = asyncio.run(write_and_kill(postgres_db, seed, partial(kill_at, sync)))
+    wrote_in = time.monotonic() - started
+    wait_until(lambda: sync.process is None or sync.ready(), timeout=30, what="last restart")
+    found = delivered(ds_server, postgres_db, made)
     caught_up_in = time.monotonic() - started
     assert sync.stop() == 0
-    delivered = len(changes(messages))
-    doubled = duplicates(messages)
-    state = materialise(messages, "items")
     with capsys.disabled():
         print(
             f"\nnative kill test (seed {seed}): {WRITERS} writers made "
             f"{WRITERS * OPS_PER_WRITER:,} random ops ({made:,} row changes) in "
             f"{wrote_in:.1f}s; ds-sync SIGKILLed "
             f"{len(killed_at)} times (after {', '.join(map(str, killed_at))} ops) and restarted; "
-            f"pg-items holds {delivered:,} change messages: {made - delivered + doubled} lost, "
-            f"{doubled} duplicated; materialised {len(state):,} rows = the table's "
-            f"{len(expected):,}; caught up {caught_up_in:.1f}s after the first op"
+            f"{found}; caught up {caught_up_in:.1f}s after the first op"
         )
     assert len(killed_at) == KILLS
-    assert controls(messages) == ["snapshot-start", "snapshot-end"]
-    assert (delivered, doubled) == (made, 0)
-    assert normalised_items(state) == expected
+    found.check()

@@ -5,15 +5,21 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 import msgspec
-from sync_support import JSON, count_events, rows, wait_until
+from sync_support import JSON, count_events, kill_at, rows, wait_until
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     import pytest
     from sync_support import Streams, SyncProcess
+
+Killed = TypeVar("Killed")
 
 PRODUCERS = 8
 EVENTS = 10_000
@@ -57,30 +63,67 @@ def _event(producer: int, n: int) -> dict[str, object]:
     return {"type": "presence", "key": key, "operation": "set", "value": value}
 
 
-async def kill_at(sync: SyncProcess, thresholds: list[int], progress: list[int]) -> list[int]:
-    """SIGKILL ds-sync when production passes each threshold; restart it at once."""
-    killed_at = []
-    for threshold in thresholds:
-        while progress[0] < threshold:  # noqa: ASYNC110 - a plain counter; polling is simplest
-            await asyncio.sleep(0.005)
-        sync.kill()
-        killed_at.append(progress[0])
-        await asyncio.to_thread(sync.start, wait=False)
-    return killed_at
-
-
-async def run_load(sync: SyncProcess, streams: Streams, seed: int) -> list[int]:
+async def produce_and_kill(
+    streams: Streams,
+    seed: int,
+    events: int,
+    kills: int,
+    killer: Callable[[list[int], list[int]], Awaitable[Killed]],
+) -> Killed:
+    """``PRODUCERS`` producers write ``events`` events; ``killer`` gets ``kills`` random points
+    of the run (away from its ends) and the events written so far."""
     rng = random.Random(seed)
-    thresholds = sorted(rng.sample(range(EVENTS // 20, EVENTS - EVENTS // 20), KILLS))
+    thresholds = sorted(rng.sample(range(events // 20, events - events // 20), kills))
     progress = [0]
-    per_producer = EVENTS // PRODUCERS
+    per_producer = events // PRODUCERS
     producers = [
         produce(streams, p, per_producer, random.Random(seed * 100 + p), progress)
         for p in range(PRODUCERS)
     ]
-    killer = asyncio.ensure_future(kill_at(sync, thresholds, progress))
+    killing = asyncio.ensure_future(killer(thresholds, progress))
     await asyncio.gather(*producers)
-    return await killer
+    return await killing
+
+
+def caught_up(streams: Streams, paths: list[str], postgres_db: str) -> bool:
+    """Whether every stream's checkpoint is at its tail."""
+    tails = {
+        p: httpx.head(streams.url(p.split("/")[1])).headers["Stream-Next-Offset"] for p in paths
+    }
+    found = dict(rows(postgres_db, "SELECT stream_name, next_offset FROM sync_checkpoints"))
+    return all(found.get(p) == tail for p, tail in tails.items())
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """session_events against what the producers wrote."""
+
+    rows: int
+    lost: int
+    duplicated: int
+    in_order: int  # streams whose rows are the stream's messages, in stream order
+
+    def __str__(self) -> str:
+        return (
+            f"session_events holds {self.rows} rows: {self.lost} lost, {self.duplicated} "
+            f"duplicated, {self.in_order}/{STREAMS} streams in stream order"
+        )
+
+
+def tally(streams: Streams, paths: list[str], postgres_db: str, events: int) -> Tally:
+    stored = rows(
+        postgres_db,
+        "SELECT stream_name, event_key FROM session_events "
+        "ORDER BY stream_name, ds_offset, event_index",
+    )
+    keys = [key for _, key in stored]
+    expected = {f"msg:{p}-{n}" for p in range(PRODUCERS) for n in range(events // PRODUCERS)}
+    in_order = 0
+    for path in paths:
+        in_stream = [msgspec.json.decode(m)["key"] for m in streams.read_all(path.split("/")[1])]
+        in_table = [key for stream, key in stored if stream == path]
+        in_order += in_stream == in_table
+    return Tally(len(keys), len(expected - set(keys)), len(keys) - len(set(keys)), in_order)
 
 
 def test_sigkill_loses_and_doubles_nothing(
@@ -90,42 +133,23 @@ def test_sigkill_loses_and_doubles_nothing(
     sync.start()
     seed = random.randrange(1_000_000)
     started = time.monotonic()
-    killed_at = asyncio.run(run_load(sync, streams, seed))
+    killed_at = asyncio.run(produce_and_kill(streams, seed, EVENTS, KILLS, partial(kill_at, sync)))
     produced_in = time.monotonic() - started
     wait_until(lambda: sync.process is None or sync.ready(), timeout=30, what="last restart")
     wait_until(lambda: count_events(postgres_db) >= EVENTS, timeout=60, what="every event")
-
-    def caught_up() -> bool:
-        tails = {
-            p: httpx.head(streams.url(p.split("/")[1])).headers["Stream-Next-Offset"] for p in paths
-        }
-        found = dict(rows(postgres_db, "SELECT stream_name, next_offset FROM sync_checkpoints"))
-        return all(found.get(p) == tail for p, tail in tails.items())
-
-    wait_until(caught_up, timeout=60, what="every checkpoint at its stream's tail")
+    wait_until(
+        lambda: caught_up(streams, paths, postgres_db),
+        timeout=60,
+        what="every checkpoint at its stream's tail",
+    )
     assert sync.stop() == 0
 
-    stored = rows(
-        postgres_db,
-        "SELECT stream_name, event_key FROM session_events "
-        "ORDER BY stream_name, ds_offset, event_index",
-    )
-    keys = [key for _, key in stored]
-    expected = {f"msg:{p}-{n}" for p in range(PRODUCERS) for n in range(EVENTS // PRODUCERS)}
-    lost = len(expected - set(keys))
-    duplicated = len(keys) - len(set(keys))
-    in_order = 0
-    for path in paths:
-        in_stream = [msgspec.json.decode(m)["key"] for m in streams.read_all(path.split("/")[1])]
-        in_table = [key for stream, key in stored if stream == path]
-        in_order += in_stream == in_table
+    found = tally(streams, paths, postgres_db, EVENTS)
     with capsys.disabled():
         print(
             f"\nkill test (seed {seed}): {PRODUCERS} producers wrote {EVENTS} events over "
             f"{STREAMS} streams in {produced_in:.1f}s; ds-sync SIGKILLed {len(killed_at)} times "
-            f"(after {', '.join(map(str, killed_at))} events) and restarted; session_events holds "
-            f"{len(keys)} rows: {lost} lost, {duplicated} duplicated, "
-            f"{in_order}/{STREAMS} streams in stream order"
+            f"(after {', '.join(map(str, killed_at))} events) and restarted; {found}"
         )
     assert len(killed_at) == KILLS
-    assert (len(keys), lost, duplicated, in_order) == (EVENTS, 0, 0, STREAMS)
+    assert found == Tally(EVENTS, 0, 0, STREAMS)

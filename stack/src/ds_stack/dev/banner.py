@@ -55,6 +55,9 @@ def urls(config: StackConfig, token: str) -> str:
         if config.tls
         else ""
     )
+    syncs = "  ".join(f"{url}/metrics" for url in config.sync_urls)
+    if config.syncs > 1:
+        syncs += f"   {config.syncs} processes sharing the work"
     return f"""
 durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops everything
 
@@ -63,7 +66,7 @@ durable-sessions dev stack   state in {_shown(config.state)}/   Ctrl-C stops eve
   ds-server  {servers}
   metrics    {metrics}   ds-server's, loopback only
   envoy      {config.admin_url}   Envoy admin; Prometheus at {config.admin_url}/stats/prometheus
-  ds-sync    {config.sync_url}/metrics   both directions, through the gateway ({feed})
+  ds-sync    {syncs}   both directions, through the gateway ({feed})
   postgres   {config.postgres_url}
   logs       {_shown(config.logs_dir)}/{tls_line}
 
@@ -86,6 +89,13 @@ Starting:"""
 
 def ready_line(component: str, seconds: float, config: StackConfig) -> str:
     """One component is ready."""
+    if component.startswith("ds-sync-"):
+        index = int(component.rsplit("-", 1)[1]) - 1
+        url = config.sync_urls[index]
+        return (
+            f"  {component:<{_NAME_WIDTH}} ready  {seconds:5.1f} s   {url}/metrics, a share "
+            "of the session streams; mirrors items or stands by for it"
+        )
     if component.startswith("ds-server-"):
         replica = int(component.rsplit("-", 1)[1]) - 1
         port = config.server_ports[replica]

@@ -73,6 +73,13 @@ def _parser() -> argparse.ArgumentParser:
         help="the gateway serves TLS and HTTP/2 with a self-signed certificate (make: TLS=1)",
     )
     parser.add_argument(
+        "--syncs",
+        type=int,
+        default=1,
+        help="ds-sync processes sharing the work (make dev-cluster: 2); process i's /metrics "
+        "is on the sync port + 10 * (i - 1)",
+    )
+    parser.add_argument(
         "--balance",
         choices=("MAGLEV", "ROUND_ROBIN"),
         default="MAGLEV",
@@ -120,6 +127,7 @@ def main(argv: list[str] | None = None) -> None:
             heartbeat_secs=args.heartbeat_secs,
             snapshot_secs=max(0.0, args.snapshot_secs),
             replicas=max(1, args.replicas),
+            syncs=max(1, args.syncs),
             balance=args.balance,
             tls=args.tls,
             electric_url=os.environ.get("ELECTRIC_URL") or None,
@@ -191,10 +199,11 @@ def _watch(stack: Stack) -> int:
         gone = stack.exited()
         if gone is not None:
             name, how = gone
-            if not stack.is_replica(name):
+            if not stack.carries_on_without(name):
                 banner.complain(f"{name} exited ({how}); stopping everything")
                 return 1
-            # A cluster carries on without one replica, as it would in production.
+            # A cluster carries on without one replica (or one of its ds-sync processes),
+            # as it would in production.
             banner.complain(f"{name} exited ({how}); the others serve, starting it again")
             try:
                 stack.restart(name)

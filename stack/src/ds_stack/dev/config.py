@@ -19,7 +19,8 @@ SERVER_PORT = 4437
 ADMIN_PORT = 9901
 POSTGRES_PORT = 54321
 SYNC_PORT = 4438
-# Replica i of a cluster (`make dev-cluster`) listens on SERVER_PORT + i * this.
+# Replica i of a cluster (`make dev-cluster`) listens on SERVER_PORT + i * this; ds-sync
+# process i's /metrics on SYNC_PORT + i * this.
 REPLICA_PORT_STEP = 10
 # Where the replicas keep their shared store: a schema of the stack's database.
 STORE_SCHEMA = "ds_server"
@@ -55,6 +56,8 @@ class StackConfig:
     durable_postgres: bool = True
     # More than one: ds-server replicas on the postgres store, behind Envoy.
     replicas: int = 1
+    # ds-sync processes sharing the work (one group: leases on shards, a standby per table).
+    syncs: int = 1
     # How Envoy spreads requests over replicas (ds_proxy.replicas.POLICIES).
     balance: str = "MAGLEV"
     # The gateway serves TLS and HTTP/2 with a self-signed certificate (`make dev TLS=1`).
@@ -135,6 +138,15 @@ class StackConfig:
         return f"http://{LOOPBACK}:{self.sync_port}"
 
     @property
+    def sync_ports(self) -> list[int]:
+        """Each ds-sync process's /metrics port."""
+        return [self.sync_port + i * REPLICA_PORT_STEP for i in range(self.syncs)]
+
+    @property
+    def sync_urls(self) -> list[str]:
+        return [f"http://{LOOPBACK}:{port}" for port in self.sync_ports]
+
+    @property
     def postgres_url(self) -> str:
         return f"postgresql://postgres:password@{LOOPBACK}:{self.postgres_port}/{DATABASE}"
 
@@ -154,6 +166,7 @@ class StackConfig:
                 f"--server-metrics-port (replica {i + 1})": port
                 for i, port in enumerate(self.server_metrics_ports)
             },
+            **{f"--sync-port (ds-sync {i + 1})": port for i, port in enumerate(self.sync_ports)},
         }
 
 

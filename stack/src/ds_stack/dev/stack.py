@@ -95,7 +95,7 @@ class Stack:
             )
         )
         # ds-sync and the heartbeat need tokens: their specs are made once minted.
-        self.sync: Process | None = None
+        self.syncs: list[Process] = []
         self.heartbeat: Process | None = None
         self.snapshots: Process | None = None
         self.started_at = 0.0
@@ -131,9 +131,13 @@ class Stack:
             self.gateway.wait_ready()
             self._create_bucket(SESSIONS_BUCKET)
             report.ready("envoy", self._elapsed())
-            self.sync = Process(self._sync_spec())
-            self.sync.start()
-            report.ready("ds-sync", self._elapsed())
+            # Several share the work: they start side by side and divide it as they come up.
+            self.syncs = [Process(self._sync_spec(i)) for i in range(config.syncs)]
+            for sync in self.syncs:
+                sync.launch()
+            for sync in self.syncs:
+                sync.wait_ready()
+                report.ready(sync.spec.name, self._elapsed())
             self.heartbeat = Process(self._heartbeat_spec())
             self.heartbeat.start()
             report.ready("heartbeat", self._elapsed())
@@ -194,18 +198,20 @@ class Stack:
             "heartbeat": TokenRequest("heartbeat", "session-events", "session-events", ttl),
         }
 
-    def _sync_spec(self) -> ProcessSpec:
+    def _sync_spec(self, index: int) -> ProcessSpec:
         config = self.config
-        env = {**config.trust_env(), **config.sync_env}
+        name = f"ds-sync-{index + 1}" if config.syncs > 1 else "ds-sync"
+        env = {**config.trust_env(), "DS_SYNC__INSTANCE": name, **config.sync_env}
         if config.electric_url:
             env["ELECTRIC_URL"] = config.electric_url
         return components.ds_sync(
             server_url=config.gateway_url,
             postgres_url=config.postgres_url,
-            metrics_port=config.sync_port,
+            metrics_port=config.sync_ports[index],
             token=self.tokens["sync"],
             env=env,
-            log_path=config.logs_dir / "ds-sync.log",
+            log_path=config.logs_dir / f"{name}.log",
+            name=name,
         )
 
     def _heartbeat_spec(self) -> ProcessSpec:
@@ -234,8 +240,8 @@ class Stack:
         """The launched components other than Postgres, by name."""
         found = {server.spec.name: server for server in self.servers}
         found["envoy"] = self.gateway
-        if self.sync is not None:
-            found["ds-sync"] = self.sync
+        for sync in self.syncs:
+            found[sync.spec.name] = sync
         if self.heartbeat is not None:
             found["heartbeat"] = self.heartbeat
         if self.snapshots is not None:
@@ -247,9 +253,16 @@ class Stack:
         """ds-server (the first replica, on a cluster)."""
         return self.servers[0]
 
-    def is_replica(self, name: str) -> bool:
-        """Whether ``name`` is one of several ds-server replicas (the stack goes on without it)."""
-        return self.config.clustered and any(s.spec.name == name for s in self.servers)
+    @property
+    def sync(self) -> Process | None:
+        """ds-sync (the first process, when several share the work)."""
+        return self.syncs[0] if self.syncs else None
+
+    def carries_on_without(self, name: str) -> bool:
+        """Whether ``name`` is one of several ds-server replicas or ds-sync processes: the
+        others go on while it is started again."""
+        replica = self.config.clustered and any(s.spec.name == name for s in self.servers)
+        return replica or (len(self.syncs) > 1 and any(s.spec.name == name for s in self.syncs))
 
     def restart(self, name: str) -> None:
         """Start a component that exited again, and wait until it is ready."""

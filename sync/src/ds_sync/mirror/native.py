@@ -13,9 +13,11 @@ record's end LSN): after a restart every transaction ending at or before it
 is skipped, and the slot is advanced to it. The slot never moves past a
 stored position; one that did is not ours, and the table is synced again.
 
-Reading: every ``DS_SYNC__POLL_SECS`` the flushed WAL position is checked,
-and the slot is peeked only when it moved, up to it and up to
-``DS_SYNC__FEED_BATCH_ROWS`` changes. So that each peek decodes little,
+Reading: once per ``DS_SYNC__POLL_SECS`` tick (at once while a backlog is
+read) one statement advances the slot to the last stored position, reads
+the flushed WAL position and peeks up to it, but only when it moved (a
+gated subquery), up to ``DS_SYNC__FEED_BATCH_ROWS`` changes. An idle table
+costs that one small statement per tick and nothing else. So that each peek decodes little,
 the slot's restart point is kept close (``pg_log_standby_snapshot()``
 about once a second while data flows; PostgreSQL 14 and 15 lack it, and
 there the background writer's own such record, every 15 s while WAL is
@@ -66,9 +68,26 @@ RETENTION_CHECK_SECS = 10.0
 RETENTION_WARN_EVERY_SECS = 60.0
 # A killed ds-sync's backend may still hold the slot for a moment.
 SLOT_BUSY_WAIT_SECS = 30.0
-_PEEK = (
-    "SELECT data FROM pg_logical_slot_peek_binary_changes(%s, %s::pg_lsn, %s, "
-    "'proto_version', '1', 'publication_names', %s)"
+# One round trip per poll: the flushed WAL position, and a peek up to it only when it moved
+# past what was read (a one-time filter: otherwise the peek never runs). OFFSET 0 keeps each
+# part a subquery of its own, so the lateral references fix the order of evaluation.
+_PEEK_PART = """
+LEFT JOIN LATERAL (
+    SELECT data FROM pg_logical_slot_peek_binary_changes(f.slot, f.lsn, %s,
+        'proto_version', '1', 'publication_names', %s)
+    WHERE f.lsn > %s::pg_lsn OFFSET 0
+) d ON true
+"""
+_POLL = (
+    "SELECT f.lsn::text, d.data "
+    "FROM (SELECT pg_current_wal_flush_lsn() AS lsn, %s::name AS slot OFFSET 0) f" + _PEEK_PART
+)
+# The same after a stored batch, advancing the slot to it first (the peek then starts there).
+_ADVANCE_AND_POLL = (
+    "SELECT f.lsn::text, d.data "
+    "FROM (SELECT slot_name FROM pg_replication_slot_advance(%s, %s::pg_lsn) OFFSET 0) a "
+    "CROSS JOIN LATERAL "
+    "(SELECT pg_current_wal_flush_lsn() AS lsn, a.slot_name AS slot OFFSET 0) f" + _PEEK_PART
 )
 
 
@@ -106,7 +125,10 @@ class NativeFeed(ChangeFeed):
         self._visibility: Visibility | None = None
         self._lsn = 0
         self._advanced = 0
-        self._seen_flush = -1
+        self._advance_to = 0  # a stored position the slot is advanced to with the next poll
+        self._seen_flush = 0
+        self._polled_at = 0.0
+        self._backlog = False  # the last peek stopped at its row limit
         self._standby_at = self._retention_at = self._warned_at = 0.0
         self._standby_lsn = 0
         self._standby_allowed = conn.info.server_version >= STANDBY_SNAPSHOT_SINCE
@@ -126,21 +148,25 @@ class NativeFeed(ChangeFeed):
             if self._snapshot is not None:
                 return await self._snapshot_batch(self._snapshot)
             await self._housekeeping()
-            flush = await self._flush_lsn()
-            if flush != self._seen_flush:
-                try:
-                    batch = await self._read(flush)
-                except SlotLost as exc:
-                    await self._start_over(str(exc))
-                    continue
-                if batch is not None:
-                    return batch
-            await asyncio.sleep(self._poll)
+            # One poll per tick: what committed meanwhile comes as one batch. A backlog
+            # (the last peek stopped at its row limit) is read on at once.
+            wait = self._polled_at + self._poll - time.monotonic()
+            if wait > 0 and not self._backlog:
+                await asyncio.sleep(wait)
+            self._polled_at = time.monotonic()
+            try:
+                batch = await self._read()
+            except SlotLost as exc:
+                await self._start_over(str(exc))
+                continue
+            if batch is not None:
+                return batch
 
     async def delivered(self, position: bytes) -> None:
         stored = self._decode(position)
         if stored is not None and stored.phase == "stream":
-            await self._advance(lsn_number(stored.lsn))
+            # Done with the next poll's statement: no round trip of its own.
+            self._advance_to = max(self._advance_to, lsn_number(stored.lsn))
 
     async def close(self) -> None:
         self._snapshot = None
@@ -215,15 +241,30 @@ class NativeFeed(ChangeFeed):
 
     # Decoding.
 
-    async def _read(self, flush: int) -> FeedBatch | None:
-        """Peek up to ``flush``: a batch of what is new, or None."""
-        rows = await self._slot_call(_PEEK, (self._slot, lsn_text(flush), self._limit, self._slot))
-        messages = [pgoutput.parse(bytes(row[0])) for row in rows]
+    async def _read(self) -> FeedBatch | None:
+        """One poll: the slot advanced to what was stored, the flushed WAL position, and a
+        peek up to it when it moved; a batch of what is new, or None."""
+        peek = (self._limit, self._slot, lsn_text(self._seen_flush))
+        advance_to = self._advance_to
+        if advance_to > self._advanced:
+            rows = await self._slot_call(
+                _ADVANCE_AND_POLL, (self._slot, lsn_text(advance_to), *peek)
+            )
+            self._advanced = advance_to
+        else:
+            rows = await self._slot_call(_POLL, (self._slot, *peek))
+        flush = lsn_number(str(rows[0][0]))
+        if flush <= self._seen_flush:
+            self._backlog = False
+            return None  # nothing new: the peek did not run
+        data = [bytes(row[1]) for row in rows if row[1] is not None]
+        messages = [pgoutput.parse(raw) for raw in data]
         unknown = self._decoder.unknown_types(messages)
         if unknown:
             self._decoder.types.update(await type_names(self.context.conn, unknown))
         # Fewer rows than asked for: everything committed before `flush` was read.
-        complete = len(rows) < self._limit
+        complete = len(data) < self._limit
+        self._backlog = not complete
         if complete:
             self._seen_flush = flush
         return self._batch(self._decoder.decode(messages), flush if complete else 0)
@@ -278,12 +319,6 @@ class NativeFeed(ChangeFeed):
                 raise SlotLost(f"slot {self._slot} is gone ({exc})") from None
             except pg_errors.ObjectNotInPrerequisiteState as exc:
                 raise SlotLost(f"slot {self._slot} can't be read: {exc}") from None
-
-    async def _flush_lsn(self) -> int:
-        cursor = await self.context.conn.execute("SELECT pg_current_wal_flush_lsn()::text")
-        row = await cursor.fetchone()
-        assert row is not None
-        return lsn_number(str(row[0]))
 
     # Upkeep: the slot's restart point, and the WAL it holds.
 

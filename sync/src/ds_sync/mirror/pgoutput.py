@@ -22,6 +22,11 @@ _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
 _U64 = struct.Struct(">Q")
+# Whole messages (after the kind byte) read in one call: they come once per transaction.
+_BEGIN = struct.Struct(">QqI")
+_COMMIT = struct.Struct(">BQQq")
+_RELID_MARKER = struct.Struct(">Ic")
+_N, _T, _U = ord("n"), ord("t"), ord("u")
 
 
 class Unchanged(enum.Enum):
@@ -87,21 +92,29 @@ def parse(data: bytes) -> Message:
     """One message; None for kinds the feed has no use for (Origin, Type, Message)."""
     if not data:
         raise ProtocolError("empty message")
-    reader = _Reader(data)
-    kind = chr(reader.byte())
+    try:
+        return _parse(data)
+    except struct.error:
+        raise ProtocolError("message ends early") from None
+
+
+def _parse(data: bytes) -> Message:
+    kind = chr(data[0])
     if kind == "B":
-        final_lsn, time_us, xid = reader.u64(), reader.i64(), reader.u32()
+        final_lsn, time_us, xid = _BEGIN.unpack_from(data, 1)
         return Begin(final_lsn, time_us + POSTGRES_EPOCH_UNIX_US, xid)
     if kind == "C":
-        reader.byte()  # flags, unused
-        commit_lsn, end_lsn, time_us = reader.u64(), reader.u64(), reader.i64()
+        _flags, commit_lsn, end_lsn, time_us = _COMMIT.unpack_from(data, 1)
         return Commit(commit_lsn, end_lsn, time_us + POSTGRES_EPOCH_UNIX_US)
+    if kind == "I":
+        relid, marker = _RELID_MARKER.unpack_from(data, 1)
+        if marker != b"N":
+            raise ProtocolError(f"expected b'N', found {marker!r}")
+        return RowChange("insert", relid, None, _fast_tuple(data, 6)[0])
+    reader = _Reader(data)
+    reader.byte()
     if kind == "R":
         return _relation(reader)
-    if kind == "I":
-        relid = reader.u32()
-        reader.expect(b"N")
-        return RowChange("insert", relid, None, _tuple(reader))
     if kind == "U":
         return _update(reader)
     if kind == "D":
@@ -160,22 +173,39 @@ def _update(reader: _Reader) -> RowChange:
 
 
 def _tuple(reader: _Reader) -> tuple[Value, ...]:
+    values, reader._at = _fast_tuple(reader._data, reader._at)
+    return values
+
+
+def _fast_tuple(data: bytes, at: int) -> tuple[tuple[Value, ...], int]:
+    """The tuple (TupleData) at ``at``, and where it ends."""
+    (count,) = _I16.unpack_from(data, at)
+    at += 2
     values: list[Value] = []
-    for _ in range(reader.i16()):
-        kind = reader.byte()
-        if kind == ord("n"):
-            values.append(None)
-        elif kind == ord("u"):
-            values.append(UNCHANGED)
-        elif kind == ord("t"):
-            raw = reader.take(reader.i32())
+    size = len(data)
+    for _ in range(count):
+        if at >= size:
+            raise ProtocolError("message ends early")
+        kind = data[at]
+        at += 1
+        if kind == _T:
+            (length,) = _I32.unpack_from(data, at)
+            at += 4
+            end = at + length
+            if length < 0 or end > size:
+                raise ProtocolError("message ends early")
             try:
-                values.append(raw.decode("utf-8"))
+                values.append(data[at:end].decode("utf-8"))
             except UnicodeDecodeError:
                 raise ProtocolError("a value is not UTF-8 (the database must be UTF8)") from None
+            at = end
+        elif kind == _N:
+            values.append(None)
+        elif kind == _U:
+            values.append(UNCHANGED)
         else:
             raise ProtocolError(f"unexpected value kind {chr(kind)!r} (binary values are off)")
-    return tuple(values)
+    return tuple(values), at
 
 
 class _Reader:

@@ -19,12 +19,12 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-import httpx
-
 from ds_sync.backoff import Backoff
 from ds_sync.mirror.model import TableRefused
 
 if TYPE_CHECKING:
+    from durable_sessions.http1 import Response
+
     from ds_sync.metrics import TableMetrics
     from ds_sync.server_api import ServerApi
 
@@ -81,8 +81,10 @@ async def post(
     backoff = Backoff(cap=10.0)
     while True:
         try:
-            response = await api.http.post(api.stream_url(stream), content=body, headers=headers)
-        except httpx.HTTPError as exc:
+            response = await api.lean.request(
+                "POST", api.stream_url(stream), content=body, headers=headers
+            )
+        except (OSError, TimeoutError) as exc:
             # The server may have appended it before the answer was lost.
             resent = True
             await _pause(backoff, metrics, f"POST {stream} seq {seq}: {type(exc).__name__}: {exc}")
@@ -104,18 +106,18 @@ async def post(
         )
 
 
-def _refusal(response: httpx.Response, stream: str, epoch: int, seq: int) -> None:
+def _refusal(response: Response, stream: str, epoch: int, seq: int) -> None:
     """Raise what the answer means when a retry can't change it; return for retryable ones."""
     status = response.status_code
     if status == 403:
-        current = response.headers.get(PRODUCER_EPOCH, "?")
+        current = response.headers.get(PRODUCER_EPOCH.lower(), "?")
         raise Fenced(f"{stream}: the server has epoch {current}, newer than ours ({epoch})")
     if status == 404:
         raise ProducerLost(f"stream {stream} no longer exists")
-    if status == 409 and PRODUCER_EXPECTED_SEQ in response.headers:
-        expected = response.headers[PRODUCER_EXPECTED_SEQ]
+    if status == 409 and PRODUCER_EXPECTED_SEQ.lower() in response.headers:
+        expected = response.headers[PRODUCER_EXPECTED_SEQ.lower()]
         raise ProducerLost(f"{stream}: the server expects seq {expected}, ours is {seq}")
-    if status == 409 and response.headers.get(STREAM_CLOSED, "").lower() == "true":
+    if status == 409 and response.headers.get(STREAM_CLOSED.lower(), "").lower() == "true":
         raise StreamRefused(f"stream {stream} is closed: nothing more can be appended")
     if status == 409:
         raise StreamRefused(f"stream {stream} refuses JSON appends: {response.text[:200]}")

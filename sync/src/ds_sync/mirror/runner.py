@@ -40,6 +40,7 @@ from ds_sync.mirror.feed import FeedContext, feed_class
 from ds_sync.mirror.messages import bodies, encode_item
 from ds_sync.mirror.model import Control, TableRefused
 from ds_sync.mirror.producer import Fenced, ProducerLost, post, producer_id
+from ds_sync.mirror.state import StaleMirror
 from ds_sync.server_api import ServerError
 
 if TYPE_CHECKING:
@@ -61,12 +62,18 @@ log = logging.getLogger("ds_sync.mirror")
 REFUSED_RETRY_SECS = 30.0
 # Failures in a row after which the table's row shows the error (it is still retried).
 FAILING_AFTER_ATTEMPTS = 5
-# Session settings of the table's own connection: values print as Electric prints them.
+# Session settings of the table's own connection: values print as Electric prints them;
+# and Postgres probes an idle connection after 5 s, so a holder whose machine vanished
+# (no FIN) loses the table's lock to a standby within about 11 s.
 SESSION_SETTINGS = (
     "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, DMY'; SET IntervalStyle = 'iso_8601'; "
-    "SET bytea_output = 'hex'; SET extra_float_digits = 1"
+    "SET bytea_output = 'hex'; SET extra_float_digits = 1; "
+    "SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 2; SET tcp_keepalives_count = 3"
 )
-LOCK_WAIT_LOG_SECS = 30.0
+# A standby's backend waits for the lock without reading its socket: without this, one
+# whose process was killed stays queued (a ghost standby) until it is granted the lock.
+# Not every platform's Postgres has the check; there the ghost goes when granted.
+CLIENT_CHECK = "SET client_connection_check_interval = 2000"
 
 
 class TableMirror:
@@ -125,6 +132,7 @@ class TableMirror:
             state = await self._store.load(
                 self.table, self._feed_name, producer_id(self.table.qualified)
             )
+            await self._store.set_active(self.table.qualified, self._settings.instance_name)
             shape = await table_shape(conn, self.table)
             info = await self._ensure_stream()
             self._compactor = Compactor(
@@ -141,7 +149,7 @@ class TableMirror:
             try:
                 state = await self._recover(state)
             except ProducerLost as exc:
-                await self._start_over(str(exc))
+                await self._start_over(str(exc), state)
                 return
             if state.feed != self._feed_name:
                 log.warning(
@@ -186,7 +194,7 @@ class TableMirror:
                 try:
                     state = await self._deliver(staged, resent=False)
                 except ProducerLost as exc:
-                    await self._start_over(str(exc))
+                    await self._start_over(str(exc), staged)
                     return
                 self._count(batch)
                 failpoints.reached("mirror.committed")
@@ -226,13 +234,19 @@ class TableMirror:
         failpoints.reached("mirror.posted")
         return await self._store.commit(state)
 
-    async def _start_over(self, reason: str) -> None:
-        """A new epoch from seq 0, no position: the next start syncs the table from scratch."""
-        log.error("table %s: %s; syncing it again from scratch", self.table.text, reason)
-        self._metrics.resyncs += 1
+    async def _start_over(self, reason: str, ours: MirrorState) -> None:
+        """A new epoch from seq 0, no position: the next start syncs the table from scratch.
+
+        Unless the stored state moved past ``ours``: then another process (one that took
+        over from a standby) sent those seqs, and nothing was lost; this one reloads.
+        """
         state = await self._store.load(
             self.table, self._feed_name, producer_id(self.table.qualified)
         )
+        if (state.epoch, state.next_seq) != (ours.epoch, ours.next_seq):
+            raise StaleMirror(f"{self.table.qualified}: moved on by another ds-sync ({reason})")
+        log.error("table %s: %s; syncing it again from scratch", self.table.text, reason)
+        self._metrics.resyncs += 1
         await self._store.start_over(state, self._feed_name)
 
     def _count(self, batch: FeedBatch) -> None:
@@ -263,27 +277,47 @@ class TableMirror:
         conn = await psycopg.AsyncConnection.connect(
             self._settings.postgres_url,
             autocommit=True,
-            application_name=f"ds-sync {self._settings.name} {self.table.text}"[:63],
+            application_name=f"ds-sync {self._settings.instance_name} {self.table.text}"[:63],
         )
         await conn.execute(SESSION_SETTINGS)
+        try:
+            await conn.execute(CLIENT_CHECK)
+        except psycopg.Error as exc:
+            log.info("table %s: no client connection check (%s)", self.table.text, exc)
         return conn
 
     async def _lock(self, conn: AsyncConnection[TupleRow]) -> None:
-        """One ds-sync per table: a session lock, waited for (a killed process's connection
-        holds it until Postgres notices, a moment later)."""
+        """One ds-sync mirrors a table: the holder of its advisory lock (a session lock). The
+        others are standbys: each waits for the lock inside Postgres (no polling) and gets
+        it the moment the holder's connection ends (a killed process's at once)."""
         key = _lock_key(self.table.qualified)
-        logged = -LOCK_WAIT_LOG_SECS
-        started = time.monotonic()
-        while True:
-            cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))
-            row = await cursor.fetchone()
-            if row is not None and row[0]:
-                return
-            waited = time.monotonic() - started
-            if waited - logged >= LOCK_WAIT_LOG_SECS:
-                logged = waited
-                log.info("table %s: another ds-sync holds it; waiting", self.table.text)
-            await asyncio.sleep(0.2)
+        await self._store.register(
+            self.table, self._feed_name, producer_id(self.table.qualified), key
+        )
+        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))
+        row = await cursor.fetchone()
+        if row is not None and row[0]:
+            self._metrics.active = True
+            return
+        self._metrics.state = "standby"
+        self._metrics.active = False
+        holder = await self._store.active_instance(self.table.qualified)
+        log.info(
+            "table %s: standby (%s mirrors it); waiting to take over",
+            self.table.text,
+            holder or "another ds-sync",
+        )
+        waited = time.monotonic()
+        await conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        self._metrics.active = True
+        self._metrics.takeovers += 1
+        self._metrics.state = "starting"
+        log.warning(
+            "table %s: taking over from %s (standby for %.1fs)",
+            self.table.text,
+            holder or "the previous ds-sync",
+            time.monotonic() - waited,
+        )
 
     async def _refused(self, detail: str) -> None:
         self._metrics.state = "refused"

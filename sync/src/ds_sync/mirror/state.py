@@ -185,6 +185,36 @@ class MirrorStore:
             outbox=(),
         )
 
+    async def register(self, table: TableName, feed: str, producer_id: str, lock_key: int) -> None:
+        """Make the table's row (not synced, a new epoch) if it has none, with the key of
+        its advisory lock (``sync_mirror_instances`` shows who holds and who waits for it)."""
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO sync_mirrors (table_name, stream, feed, producer_id, producer_epoch, "
+                "lock_key) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (table_name) DO UPDATE SET lock_key = EXCLUDED.lock_key "
+                "WHERE sync_mirrors.lock_key IS DISTINCT FROM EXCLUDED.lock_key",
+                (table.qualified, table.stream, feed, producer_id, _new_epoch(0), lock_key),
+            )
+
+    async def set_active(self, table: str, instance: str) -> None:
+        """This process holds the table's lock: it is the one mirroring the table now."""
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE sync_mirrors SET active_instance = %s, active_since = now() "
+                "WHERE table_name = %s",
+                (instance, table),
+            )
+
+    async def active_instance(self, table: str) -> str | None:
+        """Who recorded itself as mirroring the table last."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT active_instance FROM sync_mirrors WHERE table_name = %s", (table,)
+            )
+            row = await cursor.fetchone()
+        return None if row is None else row[0]
+
     async def record_snapshot(self, table: str, offset: str) -> float:
         """Compaction published a snapshot at ``offset`` (now); when, as Unix time."""
         async with self._pool.connection() as conn:
