@@ -128,7 +128,8 @@ class Engine(Store):
         quotas: QuotaPolicy = NO_QUOTAS,
     ) -> None:
         super().__init__(live)
-        self._persistence = persistence
+        # The backend: what stores and returns the bytes and states.
+        self.persistence = persistence
         # Set when the backend stores at once: appends then take the plain-call path.
         self._inline_backend = persistence if isinstance(persistence, InlinePersistence) else None
         self._max_retained_bytes = max_retained_bytes
@@ -147,7 +148,7 @@ class Engine(Store):
         )
 
     async def start(self) -> None:
-        states = await self._persistence.open()
+        states = await self.persistence.open()
         ledger = self.ledger
         if self.shared is None:
             ledger.count(states)
@@ -183,7 +184,7 @@ class Engine(Store):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
         await self._flush_access()
-        await self._persistence.close()
+        await self.persistence.close()
 
     # -- operations -------------------------------------------------------
 
@@ -245,7 +246,7 @@ class Engine(Store):
             earliest = base.state.earliest_offset if base else 0
             if fork_offset - earliest + size > self._max_retained_bytes:
                 raise _rules.over_retained_limit(self._max_retained_bytes)
-            self._persistence.reserve(size)
+            self.persistence.reserve(size)
             usage = self.ledger.of(request.path)
             charged = fork_offset - earliest + size
             if usage is not None:
@@ -268,7 +269,7 @@ class Engine(Store):
                 earliest_offset=base.state.earliest_offset if base else 0,
             )
             try:
-                await self._persistence.create(state, request.messages)
+                await self.persistence.create(state, request.messages)
             except BaseException:
                 if usage is not None:
                     usage.refund(charged, streams=1)
@@ -317,8 +318,8 @@ class Engine(Store):
         raise StaleStream()
 
     def _shared_persistence(self) -> SharedPersistence:
-        assert isinstance(self._persistence, SharedPersistence)
-        return self._persistence
+        assert isinstance(self.persistence, SharedPersistence)
+        return self.persistence
 
     async def _is_current(self, entry: Entry) -> bool:
         """Whether the cached state of ``entry`` is the stored one (shared backends)."""
@@ -380,7 +381,7 @@ class Engine(Store):
             if commit is None:
                 return decision, entry.pending, entry.state.tail
             try:
-                durable = await self._persistence.append(commit)
+                durable = await self.persistence.append(commit)
             except BaseException:
                 _refund(commit)
                 raise
@@ -410,7 +411,7 @@ class Engine(Store):
         decision = _rules.decide_append(state, request, self._max_retained_bytes)
         if decision.outcome is AppendOutcome.DUPLICATE:
             return decision, None
-        self._persistence.reserve(decision.size)
+        self.persistence.reserve(decision.size)
         usage = entry.usage
         if usage is not None and decision.size:
             usage.charge(decision.size)
@@ -578,7 +579,7 @@ class Engine(Store):
             if shared is not None and touch and entry.state.expiry.ttl_seconds is not None:
                 # Every replica decides expiry from the stored access time: store it now.
                 self._touched.pop(entry.state.stream_id, None)
-                await self._persistence.save_access(
+                await self.persistence.save_access(
                     [(entry.state.stream_id, entry.state.last_access)]
                 )
             return entry
@@ -668,7 +669,7 @@ class Engine(Store):
             start = state.fork_offset
         if start >= limit:
             return chunks
-        own = await self._persistence.read(
+        own = await self.persistence.read(
             state.stream_id, start, limit, max(max_bytes, 1), whole=whole
         )
         return chunks + own
@@ -680,7 +681,7 @@ class Engine(Store):
             if position in (entry.visible_tail, state.fork_offset):
                 return True
             if position > state.fork_offset:
-                return await self._persistence.is_boundary(state.stream_id, position)
+                return await self.persistence.is_boundary(state.stream_id, position)
             if entry.base is None:
                 return False
             entry = entry.base
@@ -691,7 +692,7 @@ class Engine(Store):
             entry.state.soft_deleted = True
             entry.state.version += 1
             try:
-                await self._persistence.save_state(entry.state)
+                await self.persistence.save_state(entry.state)
             except BaseException:
                 entry.state.soft_deleted = False
                 entry.state.version -= 1
@@ -701,7 +702,7 @@ class Engine(Store):
 
     async def _has_forks(self, entry: Entry) -> bool:
         """Whether un-purged forks read the stream (any process's, on a shared backend)."""
-        persistence = self._persistence
+        persistence = self.persistence
         if isinstance(persistence, SharedPersistence):
             return await persistence.count_forks(entry.state.stream_id) > 0
         return entry.state.fork_refs > 0
@@ -718,7 +719,7 @@ class Engine(Store):
         while current is not None:
             state = current.state
             # Storage first: if that fails, the stream is still there, in memory too.
-            await self._persistence.purge(state)
+            await self.persistence.purge(state)
             usage = current.usage
             if usage is not None:
                 usage.refund(stored_bytes(state), streams=1)
@@ -774,4 +775,4 @@ class Engine(Store):
     async def _flush_access(self) -> None:
         if self._touched:
             accesses, self._touched = list(self._touched.items()), {}
-            await self._persistence.save_access(accesses)
+            await self.persistence.save_access(accesses)

@@ -1,7 +1,7 @@
 """The Store every backend is: the stream engine with buckets and snapshots composed on it.
 
-A backend subclasses ``LogStore`` only to give it its ``Persistence`` and a
-``from_settings`` (see ``memory.py``); everything else is shared.
+Every backend's Store is a ``LogStore`` given that backend's ``Persistence``
+(``registry.open_store`` builds it from the settings); everything else is shared.
 """
 
 from __future__ import annotations

@@ -7,19 +7,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ds_server.stores._chunks import cut_chunks
-from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
-from ds_server.stores._quotas import NO_QUOTAS, quota_policy
 from ds_server.stores.errors import PayloadTooLarge
 from ds_server.stores.persistence import InlinePersistence
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Self
 
-    from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
     from ds_server.stores._commit import AppendCommit
-    from ds_server.stores._quotas import QuotaPolicy
     from ds_server.stores._rules import StreamState
     from ds_server.stores.persistence import Chunk
 
@@ -117,32 +112,6 @@ class MemoryPersistence(InlinePersistence):
         return index >= 0 and starts[index] == position
 
 
-class MemoryStore(LogStore):
-    """Streams held in process memory; lost on restart."""
-
-    def __init__(
-        self,
-        live: LiveNotifier,
-        *,
-        max_retained_bytes: int,
-        max_memory_bytes: int,
-        max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
-        quotas: QuotaPolicy = NO_QUOTAS,
-    ) -> None:
-        super().__init__(
-            live,
-            MemoryPersistence(max_memory_bytes),
-            max_retained_bytes=max_retained_bytes,
-            max_snapshot_bytes=max_snapshot_bytes,
-            quotas=quotas,
-        )
-
-    @classmethod
-    def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
-        return cls(
-            live,
-            max_retained_bytes=settings.limits.max_retained_bytes,
-            max_snapshot_bytes=settings.limits.max_snapshot_bytes,
-            quotas=quota_policy(settings),
-            max_memory_bytes=settings.limits.max_memory_bytes,
-        )
+def from_settings(settings: Settings) -> MemoryPersistence:
+    """The ``memory`` backend: nothing survives a restart."""
+    return MemoryPersistence(settings.limits.max_memory_bytes)
