@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ds_server.stores._state_rows import (
-    PRODUCER_COLUMNS,
-    SNAPSHOT_COLUMNS,
-    STREAM_COLUMNS,
-    WRITER_SEQ_COLUMNS,
-    complete_states,
-    stream_state,
-)
+from ds_server.stores import _state_rows as mapping
 
 if TYPE_CHECKING:
     import sqlite3
@@ -19,20 +12,20 @@ if TYPE_CHECKING:
     from ds_server.stores._rules import StreamState
 
 INSERT_STREAM = (
-    f"INSERT INTO streams ({', '.join(STREAM_COLUMNS)})"
-    f" VALUES ({', '.join('?' * len(STREAM_COLUMNS))})"
+    f"INSERT INTO streams ({', '.join(mapping.STREAM_COLUMNS)})"
+    f" VALUES ({', '.join('?' * len(mapping.STREAM_COLUMNS))})"
 )
-_SELECT_STREAMS = f"SELECT sid, {', '.join(STREAM_COLUMNS)} FROM streams"
+_SELECT_STREAMS = f"SELECT sid, {', '.join(mapping.STREAM_COLUMNS)} FROM streams"
 
 
 def load_states(conn: sqlite3.Connection) -> tuple[list[StreamState], dict[str, int]]:
     """Every stored stream's state, and each stream id's ``sid``."""
-    by_sid = {sid: stream_state(row) for sid, *row in conn.execute(_SELECT_STREAMS)}
-    complete_states(
+    by_sid = {sid: mapping.stream_state(row) for sid, *row in conn.execute(_SELECT_STREAMS)}
+    mapping.complete_states(
         by_sid,
-        conn.execute(f"SELECT sid, {PRODUCER_COLUMNS} FROM producers"),
-        conn.execute(f"SELECT sid, {WRITER_SEQ_COLUMNS} FROM writer_seqs"),
-        conn.execute(f"SELECT sid, {SNAPSHOT_COLUMNS} FROM snapshots"),
+        conn.execute(f"SELECT sid, {mapping.PRODUCER_COLUMNS} FROM producers"),
+        conn.execute(f"SELECT sid, {mapping.WRITER_SEQ_COLUMNS} FROM writer_seqs"),
+        conn.execute(f"SELECT sid, {mapping.SNAPSHOT_COLUMNS} FROM snapshots"),
     )
     sids = {state.stream_id: sid for sid, state in by_sid.items()}
     return list(by_sid.values()), sids
