@@ -1,17 +1,18 @@
-"""The storage backends by name (``DS_STORAGE__MODE``): a lazy ``module:Class`` table.
+"""The storage backends by name (``DS_STORAGE__MODE``): a lazy ``module:function`` table.
 
-Names only, so settings can check a mode without importing any backend;
-``stores.registry.open_store`` imports the one chosen.
+Each names the function that builds the backend's ``Persistence`` from the
+settings. Names only, so settings can check a mode without importing any
+backend; ``stores.registry.open_store`` imports the one chosen.
 """
 
 from __future__ import annotations
 
 BACKENDS: dict[str, str] = {
-    "memory": "ds_server.stores.memory:MemoryStore",
-    "file-durable": "ds_server.stores.file:FileDurableStore",
-    "file-fast": "ds_server.stores.file:FileFastStore",
-    "sqlite": "ds_server.stores.sqlite:SqliteStore",
-    "postgres": "ds_server.stores.postgres:PostgresStore",
+    "memory": "ds_server.stores.memory:from_settings",
+    "file-durable": "ds_server.stores.file:durable_from_settings",
+    "file-fast": "ds_server.stores.file:fast_from_settings",
+    "sqlite": "ds_server.stores.sqlite:from_settings",
+    "postgres": "ds_server.stores.postgres:from_settings",
 }
 # Backends that keep nothing on disk: DS_STORAGE__DATA_DIR means nothing to them.
 WITHOUT_DATA_DIR = frozenset({"memory", "postgres"})

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 import pytest
 from ds_server.live import LiveNotifier
 from ds_server.stores._bootstrap import open_bootstrap
+from ds_server.stores._log_store import LogStore
 from ds_server.stores.base import AppendRequest, CreateRequest
-from ds_server.stores.memory import MemoryStore
+from ds_server.stores.memory import MemoryPersistence
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -26,7 +27,7 @@ TEXT = "text/plain"
 class RacingSource:
     """The store, publishing a snapshot at ``offset`` when the opening reaches ``step``."""
 
-    def __init__(self, store: MemoryStore, step: str, offset: int, blob: bytes) -> None:
+    def __init__(self, store: LogStore, step: str, offset: int, blob: bytes) -> None:
         self.store = store
         self.race: tuple[str, int, bytes] | None = (step, offset, blob)
 
@@ -57,10 +58,10 @@ class RacingSource:
 
 
 @pytest.fixture
-async def store() -> AsyncIterator[MemoryStore]:
+async def store() -> AsyncIterator[LogStore]:
     live = LiveNotifier()
     live.bind(asyncio.get_running_loop())
-    store = MemoryStore(live, max_retained_bytes=1 << 20, max_memory_bytes=1 << 24)
+    store = LogStore(live, MemoryPersistence(1 << 24), max_retained_bytes=1 << 20)
     await store.start()
     await store.create(CreateRequest(path="s", content_type=TEXT))
     for text in (b"a", b"b", b"c"):
@@ -74,7 +75,7 @@ async def store() -> AsyncIterator[MemoryStore]:
     [("retain", False), ("retain", True), ("read_snapshot", True)],
 )
 async def test_a_snapshot_published_while_a_bootstrap_opens_is_the_one_served(
-    store: MemoryStore, step: str, had_snapshot: bool
+    store: LogStore, step: str, had_snapshot: bool
 ) -> None:
     if had_snapshot:
         await store.publish_snapshot("s", 1, TEXT, b"old")
@@ -88,7 +89,7 @@ async def test_a_snapshot_published_while_a_bootstrap_opens_is_the_one_served(
     assert store.snapshots.holds() == 0
 
 
-async def test_a_stream_without_a_snapshot_begins_with_an_empty_part(store: MemoryStore) -> None:
+async def test_a_stream_without_a_snapshot_begins_with_an_empty_part(store: LogStore) -> None:
     begun = await store.begin_bootstrap("s", 1024)
     assert (begun.snapshot, begun.snapshot_type, begun.start) == (
         b"",

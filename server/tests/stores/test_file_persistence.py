@@ -21,6 +21,8 @@ from ds_server.protocol.offsets import Sentinel
 from ds_server.stores._file import persistence as persistence_module
 from ds_server.stores._file import records, recovery, retention
 from ds_server.stores._file.catalog import Catalog
+from ds_server.stores._file.persistence import FilePersistence
+from ds_server.stores._log_store import LogStore
 from ds_server.stores.base import (
     AppendOutcome,
     AppendRequest,
@@ -40,15 +42,12 @@ from ds_server.stores.errors import (
     StreamGone,
     StreamNotFound,
 )
-from ds_server.stores.file import FileDurableStore, FileFastStore
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
     from pathlib import Path
 
-    from ds_server.stores._file.persistence import FilePersistence
-
-    OpenStore = Callable[..., Awaitable[FileDurableStore]]
+    OpenStore = Callable[..., Awaitable[LogStore]]
 
 BYTES = "application/octet-stream"
 JSON = "application/json"
@@ -58,7 +57,7 @@ LIMIT = 1 << 20
 @pytest.fixture
 async def open_store(tmp_path: Path) -> AsyncIterator[OpenStore]:
     """Start file stores on ``tmp_path/data`` (or another dir); stops whatever is still running."""
-    running: list[FileDurableStore] = []
+    running: list[LogStore] = []
 
     async def factory(
         data_dir: Path | None = None,
@@ -66,16 +65,12 @@ async def open_store(tmp_path: Path) -> AsyncIterator[OpenStore]:
         durable: bool = True,
         max_open_files: int = 64,
         clock: Callable[[], float] | None = None,
-    ) -> FileDurableStore:
+    ) -> LogStore:
         live = LiveNotifier()
         live.bind(asyncio.get_running_loop())
-        kind = FileDurableStore if durable else FileFastStore
-        store = kind(
-            live,
-            data_dir=data_dir or tmp_path / "data",
-            max_retained_bytes=LIMIT,
-            max_open_files=max_open_files,
-        )
+        files = (data_dir or tmp_path / "data") / "files"
+        backend = FilePersistence(files, durable=durable, max_open_files=max_open_files)
+        store = LogStore(live, backend, max_retained_bytes=LIMIT)
         if clock is not None:
             store.clock = clock
         await store.start()
@@ -88,16 +83,18 @@ async def open_store(tmp_path: Path) -> AsyncIterator[OpenStore]:
             await store.stop()
 
 
-async def stop(store: FileDurableStore) -> None:
+async def stop(store: LogStore) -> None:
     await store.stop()
     store._sweeper = None
 
 
-def persistence(store: FileDurableStore) -> FilePersistence:
-    return store.persistence
+def persistence(store: LogStore) -> FilePersistence:
+    backend = store.persistence
+    assert isinstance(backend, FilePersistence)
+    return backend
 
 
-async def create(store: FileDurableStore, path: str, *messages: bytes, **kw: object) -> None:
+async def create(store: LogStore, path: str, *messages: bytes, **kw: object) -> None:
     content_type = kw.pop("content_type", BYTES)
     await store.create(
         CreateRequest(path=path, content_type=content_type, messages=messages, **kw)  # type: ignore[arg-type]
@@ -105,7 +102,7 @@ async def create(store: FileDurableStore, path: str, *messages: bytes, **kw: obj
 
 
 async def append(
-    store: FileDurableStore,
+    store: LogStore,
     path: str,
     *messages: bytes,
     content_type: str = BYTES,
@@ -126,7 +123,7 @@ async def append(
     return result.outcome
 
 
-async def content(store: FileDurableStore, path: str, max_bytes: int = LIMIT) -> list[bytes]:
+async def content(store: LogStore, path: str, max_bytes: int = LIMIT) -> list[bytes]:
     chunks: list[bytes] = []
     offset: int | Sentinel = Sentinel.BEGINNING
     while True:
@@ -137,7 +134,7 @@ async def content(store: FileDurableStore, path: str, max_bytes: int = LIMIT) ->
         offset = result.next_offset
 
 
-def log_file(store: FileDurableStore, path: str) -> Path:
+def log_file(store: LogStore, path: str) -> Path:
     stream_id = store._entries[path].state.stream_id
     return persistence(store).log_path(stream_id)
 

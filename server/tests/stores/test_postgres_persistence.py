@@ -30,8 +30,8 @@ from support.postgres_stores import new_state, started_postgres
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from ds_server.stores._log_store import LogStore
     from ds_server.stores.persistence import StreamChange
-    from ds_server.stores.postgres import PostgresStore
     from ds_stack.postgres import EmbeddedPostgres
 
 BYTES = "application/octet-stream"
@@ -50,7 +50,7 @@ def schema() -> str:
     return f"t_{uuid.uuid4().hex}"
 
 
-async def started(url: str, schema: str) -> PostgresStore:
+async def started(url: str, schema: str) -> LogStore:
     return await started_postgres(url, schema, max_retained_bytes=BIG)
 
 
@@ -90,13 +90,13 @@ async def one_batch(persistence: PostgresPersistence) -> AsyncIterator[None]:
         await held
 
 
-async def content(store: PostgresStore, path: str) -> bytes:
+async def content(store: LogStore, path: str) -> bytes:
     result = await store.read(path, Sentinel.BEGINNING, BIG)
     assert result.up_to_date
     return b"".join(result.chunks)
 
 
-async def append(store: PostgresStore, path: str, *messages: bytes, **kwargs: object) -> None:
+async def append(store: LogStore, path: str, *messages: bytes, **kwargs: object) -> None:
     await store.append(
         AppendRequest(
             path=path,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 from ds_server.protocol.offsets import Sentinel
-from ds_server.stores._postgres.rows import INSERT_STREAM, stream_values
+from ds_server.stores._postgres.rows import INSERT_STREAM, stream_row
 from ds_server.stores._quotas import Quota, QuotaPolicy
 from ds_server.stores.base import AppendRequest
 from ds_server.stores.errors import QuotaExceeded
@@ -36,7 +36,7 @@ async def write_version_1(url: str, schema: str) -> None:
         await conn.execute(V1_SCHEMA.read_text())  # type: ignore[arg-type]
         for path, data in (("chat/a", b"0123456789"), ("chat/b", b"bbbbb"), ("__ds/x", b"x" * 100)):
             state = new_state(uuid.uuid4().hex[:16], path)
-            await conn.execute(INSERT_STREAM, stream_values(state))
+            await conn.execute(INSERT_STREAM, stream_row(state))
             stored = await (
                 await conn.execute(_V1_APPEND, (state.stream_id, len(data), data))
             ).fetchone()

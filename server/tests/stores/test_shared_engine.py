@@ -1,6 +1,6 @@
 """Two stores on one Postgres schema behave as one: what each replica of a cluster relies on.
 
-Each test starts two ``PostgresStore`` instances (two replicas, minus the
+Each test starts two postgres-backed stores (two replicas, minus the
 HTTP) on the same schema and checks that a change through one is what the
 other serves next: reads, producer state, closure, deletes, listings, and
 the wake-up of a reader waiting on the other.
@@ -26,14 +26,14 @@ from support.postgres_stores import replica_pair
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from ds_server.stores.postgres import PostgresStore
+    from ds_server.stores._log_store import LogStore
     from ds_stack.postgres import EmbeddedPostgres
 
 TEXT = "text/plain"
 
 
 @pytest.fixture
-async def pair(postgres: EmbeddedPostgres) -> AsyncIterator[tuple[PostgresStore, PostgresStore]]:
+async def pair(postgres: EmbeddedPostgres) -> AsyncIterator[tuple[LogStore, LogStore]]:
     async with replica_pair(postgres.url(), f"t_{uuid.uuid4().hex}") as stores:
         yield stores
 
@@ -42,13 +42,13 @@ def append(path: str, data: bytes, **kw: object) -> AppendRequest:
     return AppendRequest(path=path, content_type=TEXT, messages=(data,), **kw)  # type: ignore[arg-type]
 
 
-async def read_text(store: PostgresStore, path: str) -> bytes:
+async def read_text(store: LogStore, path: str) -> bytes:
     result = await store.read(path, Sentinel.BEGINNING, 1 << 20)
     return b"".join(result.chunks)
 
 
 async def test_an_append_through_one_is_read_through_the_other(
-    pair: tuple[PostgresStore, PostgresStore],
+    pair: tuple[LogStore, LogStore],
 ) -> None:
     a, b = pair
     await a.create(CreateRequest(path="s", content_type=TEXT))
@@ -63,7 +63,7 @@ async def test_an_append_through_one_is_read_through_the_other(
 
 
 async def test_producers_stay_exactly_once_across_replicas(
-    pair: tuple[PostgresStore, PostgresStore],
+    pair: tuple[LogStore, LogStore],
 ) -> None:
     a, b = pair
     await a.create(CreateRequest(path="p", content_type=TEXT))
@@ -88,7 +88,7 @@ async def test_producers_stay_exactly_once_across_replicas(
 
 
 async def test_close_and_delete_reach_the_other(
-    pair: tuple[PostgresStore, PostgresStore],
+    pair: tuple[LogStore, LogStore],
 ) -> None:
     a, b = pair
     await a.create(CreateRequest(path="c", content_type=TEXT))
@@ -102,7 +102,7 @@ async def test_close_and_delete_reach_the_other(
 
 
 async def test_deleting_a_fork_elsewhere_finishes_its_soft_deleted_source(
-    pair: tuple[PostgresStore, PostgresStore],
+    pair: tuple[LogStore, LogStore],
 ) -> None:
     a, b = pair
     await a.create(CreateRequest(path="src", content_type=TEXT, messages=(b"data",)))
@@ -118,7 +118,7 @@ async def test_deleting_a_fork_elsewhere_finishes_its_soft_deleted_source(
 
 
 async def test_a_waiting_reader_wakes_for_an_append_through_the_other(
-    pair: tuple[PostgresStore, PostgresStore],
+    pair: tuple[LogStore, LogStore],
 ) -> None:
     a, b = pair
     await a.create(CreateRequest(path="live", content_type=TEXT))
@@ -129,7 +129,7 @@ async def test_a_waiting_reader_wakes_for_an_append_through_the_other(
 
 
 async def test_listings_and_buckets_see_the_others_changes(
-    pair: tuple[PostgresStore, PostgresStore],
+    pair: tuple[LogStore, LogStore],
 ) -> None:
     a, b = pair
     await a.create_bucket("room")

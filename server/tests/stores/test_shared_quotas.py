@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from ds_server.stores._log_store import LogStore
 from ds_server.stores._quotas import Quota, QuotaPolicy
 from ds_server.stores.base import AppendRequest, CreateRequest, ForkSpec
 from ds_server.stores.errors import QuotaExceeded
-from ds_server.stores.postgres import PostgresStore
 from support.postgres_stores import replica_pair
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 BYTES = "application/octet-stream"
 QUOTA = Quota(max_bytes=1000, max_streams=8)
-Pair = tuple[PostgresStore, PostgresStore]
+Pair = tuple[LogStore, LogStore]
 
 # What every bucket's stored totals must equal: the sums over the stored rows.
 _SUMS = """
@@ -63,13 +63,13 @@ async def stored_totals(url: str, schema: str) -> tuple[dict[str, tuple[int, int
     return kept, {bucket: (int(size), int(n)) for bucket, size, n in sums}
 
 
-async def create(store: PostgresStore, path: str, data: bytes = b"") -> None:
+async def create(store: LogStore, path: str, data: bytes = b"") -> None:
     await store.create(
         CreateRequest(path=path, content_type=BYTES, messages=(data,) if data else ())
     )
 
 
-async def append(store: PostgresStore, path: str, data: bytes) -> int:
+async def append(store: LogStore, path: str, data: bytes) -> int:
     request = AppendRequest(path=path, content_type=BYTES, messages=(data,))
     return (await store.append(request)).tail
 

@@ -14,6 +14,8 @@ import pytest
 from ds_server.live import LiveNotifier
 from ds_server.protocol.offsets import Sentinel
 from ds_server.settings import Settings, StorageSection
+from ds_server.stores._log_store import LogStore
+from ds_server.stores._sqlite import SqlitePersistence
 from ds_server.stores._sqlite.schema import PIECE_BYTES
 from ds_server.stores.base import (
     AppendOutcome,
@@ -38,7 +40,6 @@ from ds_server.stores.errors import (
 )
 from ds_server.stores.persistence import Chunk
 from ds_server.stores.registry import open_store
-from ds_server.stores.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -54,16 +55,17 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "sqlite" / "streams.db"
 
 
-async def started(path: Path, *, max_db_bytes: int = 0) -> SqliteStore:
+async def started(path: Path, *, max_db_bytes: int = 0) -> LogStore:
     live = LiveNotifier()
     live.bind(asyncio.get_running_loop())
-    store = SqliteStore(live, path, max_retained_bytes=BIG, max_db_bytes=max_db_bytes)
+    backend = SqlitePersistence(path, max_db_bytes=max_db_bytes)
+    store = LogStore(live, backend, max_retained_bytes=BIG)
     await store.start()
     return store
 
 
 @pytest.fixture
-async def store(db_path: Path) -> AsyncIterator[SqliteStore]:
+async def store(db_path: Path) -> AsyncIterator[LogStore]:
     backend = await started(db_path)
     try:
         yield backend
@@ -72,7 +74,7 @@ async def store(db_path: Path) -> AsyncIterator[SqliteStore]:
 
 
 async def append(
-    store: SqliteStore,
+    store: LogStore,
     path: str,
     *messages: bytes,
     content_type: str = BYTES,
@@ -92,13 +94,13 @@ async def append(
     )
 
 
-async def content(store: SqliteStore, path: str) -> bytes:
+async def content(store: LogStore, path: str) -> bytes:
     result = await store.read(path, Sentinel.BEGINNING, BIG)
     assert result.up_to_date
     return b"".join(result.chunks)
 
 
-async def content_from(store: SqliteStore, path: str, offset: int) -> bytes:
+async def content_from(store: LogStore, path: str, offset: int) -> bytes:
     result = await store.read(path, offset, BIG)
     assert result.up_to_date
     return b"".join(result.chunks)
@@ -277,7 +279,7 @@ async def test_a_failed_snapshot_leaves_the_old_one_and_its_earliest_offset(
         await store.stop()
 
 
-async def test_purge_removes_the_snapshot(store: SqliteStore, db_path: Path) -> None:
+async def test_purge_removes_the_snapshot(store: LogStore, db_path: Path) -> None:
     await store.create(CreateRequest(path="s", content_type=BYTES, messages=(b"abc",)))
     await store.publish_snapshot("s", 3, BYTES, b"snap")
     assert query(db_path, "SELECT count(*) FROM snapshots") == [(1,)]
@@ -285,7 +287,7 @@ async def test_purge_removes_the_snapshot(store: SqliteStore, db_path: Path) -> 
     assert query(db_path, "SELECT count(*) FROM snapshots") == [(0,)]
 
 
-async def test_a_replaced_snapshot_cannot_be_loaded(store: SqliteStore) -> None:
+async def test_a_replaced_snapshot_cannot_be_loaded(store: LogStore) -> None:
     await store.create(CreateRequest(path="s", content_type=BYTES, messages=(b"abc",)))
     await append(store, "s", b"def")
     await store.publish_snapshot("s", 3, BYTES, b"first")
@@ -299,7 +301,7 @@ async def test_a_replaced_snapshot_cannot_be_loaded(store: SqliteStore) -> None:
 # -- large appends -----------------------------------------------------------
 
 
-async def test_large_byte_appends_read_back_in_any_window(store: SqliteStore) -> None:
+async def test_large_byte_appends_read_back_in_any_window(store: LogStore) -> None:
     data = bytes(range(256)) * (3 * PIECE_BYTES // 256 + 7)
     await store.create(CreateRequest(path="s", content_type=BYTES, messages=(data[:10],)))
     await append(store, "s", data[10:])
@@ -311,7 +313,7 @@ async def test_large_byte_appends_read_back_in_any_window(store: SqliteStore) ->
         assert len(result.chunks) <= 2
 
 
-async def test_fork_sub_offset_reaches_across_stored_pieces(store: SqliteStore) -> None:
+async def test_fork_sub_offset_reaches_across_stored_pieces(store: LogStore) -> None:
     data = b"x" * (2 * PIECE_BYTES + 100)
     await store.create(CreateRequest(path="s", content_type=BYTES, messages=(data,)))
     fork = ForkSpec("s", offset=10, sub_offset=PIECE_BYTES + 50)
@@ -319,7 +321,7 @@ async def test_fork_sub_offset_reaches_across_stored_pieces(store: SqliteStore) 
     assert created.info.fork_offset == 10 + PIECE_BYTES + 50
 
 
-async def test_large_json_message_is_one_message(store: SqliteStore) -> None:
+async def test_large_json_message_is_one_message(store: LogStore) -> None:
     message = b'"' + b"j" * (PIECE_BYTES * 2) + b'"'
     await store.create(CreateRequest(path="j", content_type=JSON, messages=(b"1", message, b"2")))
     result = await store.read("j", Sentinel.BEGINNING, 10)
@@ -329,7 +331,7 @@ async def test_large_json_message_is_one_message(store: SqliteStore) -> None:
 
 
 async def test_whole_reads_keep_large_appends_whole_and_cut_at_the_limit(
-    store: SqliteStore,
+    store: LogStore,
 ) -> None:
     first = os.urandom(2 * PIECE_BYTES + PIECE_BYTES // 2)
     second = os.urandom(PIECE_BYTES + 7)
@@ -353,7 +355,7 @@ async def test_whole_reads_keep_large_appends_whole_and_cut_at_the_limit(
 # -- group commit ------------------------------------------------------------
 
 
-async def test_concurrent_appends_share_transactions(store: SqliteStore) -> None:
+async def test_concurrent_appends_share_transactions(store: LogStore) -> None:
     paths = [f"s{i}" for i in range(8)]
     for path in paths:
         await store.create(CreateRequest(path=path, content_type=BYTES))
@@ -373,7 +375,7 @@ async def test_concurrent_appends_share_transactions(store: SqliteStore) -> None
 # -- deletion and space ------------------------------------------------------
 
 
-async def test_purge_removes_rows_and_gives_space_back(store: SqliteStore, db_path: Path) -> None:
+async def test_purge_removes_rows_and_gives_space_back(store: LogStore, db_path: Path) -> None:
     await store.create(CreateRequest(path="keep", content_type=BYTES, messages=(b"k",)))
     await store.create(CreateRequest(path="big", content_type=BYTES))
     for _ in range(16):
@@ -391,7 +393,7 @@ async def test_purge_removes_rows_and_gives_space_back(store: SqliteStore, db_pa
     assert await content(store, "keep") == b"k"
 
 
-async def test_deleted_data_is_not_written_again(store: SqliteStore, db_path: Path) -> None:
+async def test_deleted_data_is_not_written_again(store: LogStore, db_path: Path) -> None:
     await store.create(CreateRequest(path="big", content_type=BYTES))
     for _ in range(16):
         await append(store, "big", os.urandom(256 * 1024))
@@ -406,7 +408,7 @@ async def test_deleted_data_is_not_written_again(store: SqliteStore, db_path: Pa
 
 
 async def test_freed_pages_are_reclaimed_without_being_asked(
-    store: SqliteStore, db_path: Path
+    store: LogStore, db_path: Path
 ) -> None:
     await store.create(CreateRequest(path="big", content_type=BYTES))
     for _ in range(8):
@@ -420,7 +422,7 @@ async def test_freed_pages_are_reclaimed_without_being_asked(
     assert store.persistence.stats.reclaimed_pages > 0
 
 
-async def test_expired_stream_data_leaves_the_database(store: SqliteStore, db_path: Path) -> None:
+async def test_expired_stream_data_leaves_the_database(store: LogStore, db_path: Path) -> None:
     moment = [1_900_000_000.0]
     store.clock = lambda: moment[0]
     await store.create(
@@ -432,7 +434,7 @@ async def test_expired_stream_data_leaves_the_database(store: SqliteStore, db_pa
     assert query(db_path, "SELECT count(*) FROM chunks") == [(0,)]
 
 
-async def test_a_snapshot_frees_the_data_before_it(store: SqliteStore, db_path: Path) -> None:
+async def test_a_snapshot_frees_the_data_before_it(store: LogStore, db_path: Path) -> None:
     await store.create(CreateRequest(path="s", content_type=BYTES))
     appends = [os.urandom(256 * 1024) for _ in range(16)]
     for data in appends:
@@ -454,7 +456,7 @@ async def test_a_snapshot_frees_the_data_before_it(store: SqliteStore, db_path: 
 
 
 async def test_the_file_shrinks_after_a_snapshot_without_being_asked(
-    store: SqliteStore, db_path: Path
+    store: LogStore, db_path: Path
 ) -> None:
     await store.create(CreateRequest(path="s", content_type=BYTES))
     for _ in range(16):
@@ -470,7 +472,7 @@ async def test_the_file_shrinks_after_a_snapshot_without_being_asked(
 
 
 async def test_reclaim_never_removes_data_at_or_after_its_offset(
-    store: SqliteStore, db_path: Path
+    store: LogStore, db_path: Path
 ) -> None:
     data = os.urandom(3 * PIECE_BYTES + 100)
     await store.create(CreateRequest(path="s", content_type=BYTES, messages=(b"head",)))
@@ -576,7 +578,8 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     from ds_server.live import LiveNotifier
     from ds_server.stores.base import AppendRequest, CreateRequest, ProducerClaim
-    from ds_server.stores.sqlite import SqliteStore
+    from ds_server.stores._log_store import LogStore
+    from ds_server.stores._sqlite import SqlitePersistence
 
     async def writer(store, path, producer):
         seq = 0
@@ -591,7 +594,8 @@ _CHILD = textwrap.dedent(
     async def main():
         live = LiveNotifier()
         live.bind(asyncio.get_running_loop())
-        store = SqliteStore(live, Path(sys.argv[1]), max_retained_bytes=1 << 30)
+        backend = SqlitePersistence(Path(sys.argv[1]))
+        store = LogStore(live, backend, max_retained_bytes=1 << 30)
         await store.start()
         for path in ("shared", "solo0", "solo1", "solo2"):
             await store.create(CreateRequest(path=path, content_type="application/octet-stream"))
@@ -657,7 +661,8 @@ _SNAPSHOTTING_CHILD = textwrap.dedent(
     from pathlib import Path
     from ds_server.live import LiveNotifier
     from ds_server.stores.base import AppendRequest, CreateRequest
-    from ds_server.stores.sqlite import SqliteStore
+    from ds_server.stores._log_store import LogStore
+    from ds_server.stores._sqlite import SqlitePersistence
 
     BYTES = "application/octet-stream"
 
@@ -675,7 +680,8 @@ _SNAPSHOTTING_CHILD = textwrap.dedent(
     async def main():
         live = LiveNotifier()
         live.bind(asyncio.get_running_loop())
-        store = SqliteStore(live, Path(sys.argv[1]), max_retained_bytes=1 << 30)
+        backend = SqlitePersistence(Path(sys.argv[1]))
+        store = LogStore(live, backend, max_retained_bytes=1 << 30)
         await store.start()
         await store.create(CreateRequest(path="s", content_type=BYTES))
         print("ready", flush=True)

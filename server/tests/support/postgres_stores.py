@@ -7,21 +7,28 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from ds_server.live import LiveNotifier
+from ds_server.stores._log_store import LogStore
+from ds_server.stores._postgres import PostgresPersistence
+from ds_server.stores._quotas import NO_QUOTAS
 from ds_server.stores._rules import StreamState
 from ds_server.stores.base import Expiry
-from ds_server.stores.postgres import PostgresStore
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from ds_server.stores._quotas import QuotaPolicy
+
 BYTES = "application/octet-stream"
 
 
-async def started_postgres(url: str, schema: str, **options: Any) -> PostgresStore:
-    """A started ``PostgresStore`` on ``schema`` (a 1 GiB stream limit unless ``options`` say)."""
+async def started_postgres(
+    url: str, schema: str, *, quotas: QuotaPolicy = NO_QUOTAS, **options: Any
+) -> LogStore:
+    """A started store on Postgres ``schema`` (a 1 GiB stream limit unless ``options`` say)."""
     live = LiveNotifier()
     live.bind(asyncio.get_running_loop())
-    store = PostgresStore(live, url, **{"max_retained_bytes": 1 << 30, **options}, schema=schema)
+    backend = PostgresPersistence(url, schema_name=schema, quotas=quotas)
+    store = LogStore(live, backend, quotas=quotas, **{"max_retained_bytes": 1 << 30, **options})
     await store.start()
     return store
 
@@ -29,7 +36,7 @@ async def started_postgres(url: str, schema: str, **options: Any) -> PostgresSto
 @contextlib.asynccontextmanager
 async def replica_pair(
     url: str, schema: str, **options: Any
-) -> AsyncIterator[tuple[PostgresStore, PostgresStore]]:
+) -> AsyncIterator[tuple[LogStore, LogStore]]:
     """Two started stores on one schema, stopped after the block."""
     first = await started_postgres(url, schema, **options)
     try:

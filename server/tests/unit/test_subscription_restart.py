@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 from ds_server.live import LiveNotifier
+from ds_server.stores._log_store import LogStore
 from ds_server.stores.base import AppendRequest, CreateRequest
-from ds_server.stores.memory import MemoryStore
+from ds_server.stores.memory import MemoryPersistence
 from ds_server.subscriptions import SubscriptionManager
 from ds_server.subscriptions.errors import (
     Fenced,
@@ -65,7 +66,7 @@ class World:
 
     def __init__(self) -> None:
         self.live = LiveNotifier()
-        self.store = MemoryStore(self.live, max_retained_bytes=1 << 20, max_memory_bytes=1 << 24)
+        self.store = LogStore(self.live, MemoryPersistence(1 << 24), max_retained_bytes=1 << 20)
         self.storage = FlakyStorage()
         self.managers: list[SubscriptionManager] = []
 

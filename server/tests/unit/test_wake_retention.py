@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 from ds_server.live import LiveNotifier
+from ds_server.stores._log_store import LogStore
 from ds_server.stores.base import AppendRequest, CreateRequest
 from ds_server.stores.errors import OffsetGone
-from ds_server.stores.memory import MemoryStore
+from ds_server.stores.memory import MemoryPersistence
 from ds_server.subscriptions.wake_retention import WakeStreamRetention
 
 if TYPE_CHECKING:
@@ -24,17 +25,17 @@ LIMIT = 64 * 1024
 
 
 @pytest.fixture
-async def store() -> AsyncIterator[MemoryStore]:
+async def store() -> AsyncIterator[LogStore]:
     live = LiveNotifier()
     live.bind(asyncio.get_running_loop())
-    store = MemoryStore(live, max_retained_bytes=LIMIT, max_memory_bytes=1 << 24)
+    store = LogStore(live, MemoryPersistence(1 << 24), max_retained_bytes=LIMIT)
     await store.start()
     await store.create(CreateRequest(WAKES, JSON))
     yield store
     await store.stop()
 
 
-async def _announce(store: MemoryStore, retention: WakeStreamRetention, n: int) -> int:
+async def _announce(store: LogStore, retention: WakeStreamRetention, n: int) -> int:
     """Append one wake event as the waker does; its start offset."""
     event = json.dumps({"subscription_id": "s", "wake_id": f"w-{n}", "pad": "x" * 150}).encode()
     result = await store.append(AppendRequest(WAKES, JSON, (event,)))
@@ -42,7 +43,7 @@ async def _announce(store: MemoryStore, retention: WakeStreamRetention, n: int) 
     return result.tail - len(event)
 
 
-async def test_a_wake_stream_keeps_only_its_newest_events(store: MemoryStore) -> None:
+async def test_a_wake_stream_keeps_only_its_newest_events(store: LogStore) -> None:
     retention = WakeStreamRetention(store, RETAIN)
     starts = [await _announce(store, retention, n) for n in range(3000)]
     head = await store.head(WAKES)
@@ -59,7 +60,7 @@ async def test_a_wake_stream_keeps_only_its_newest_events(store: MemoryStore) ->
         await store.read(WAKES, 0, LIMIT)
 
 
-async def test_a_restarted_server_trims_too(store: MemoryStore) -> None:
+async def test_a_restarted_server_trims_too(store: LogStore) -> None:
     for n in range(200):
         await _announce(store, WakeStreamRetention(store, 1 << 30), n)
     # A new process knows no event starts: its first trim keeps the newest event.

@@ -11,6 +11,10 @@ readers. Readers only ever see data the backend has made durable: a
 stream's ``visible_tail`` trails its write tail while a group commit is in
 flight.
 
+Whether the held states are the truth (a backend this process owns) or a
+cache of a backend other processes share is its ``coherence``, chosen once
+from the backend (``_coherence``); the engine itself has one mode.
+
 A write whose durability fails (disk full) rewinds the stream's state to
 just before it: that write and every later one still in flight were decided
 on top of it, and the backend refuses them too, so the state again matches
@@ -28,12 +32,12 @@ from typing import TYPE_CHECKING, Any
 
 from ds_server.protocol.offsets import Sentinel
 from ds_server.stores import _rules
+from ds_server.stores._coherence import coherence_for
 from ds_server.stores._commit import AppendCommit
 from ds_server.stores._entry import Entry
 from ds_server.stores._forks import resolve_fork_offset
-from ds_server.stores._quotas import NO_QUOTAS, Ledger, QuotaPolicy, bucket_of, stored_bytes
+from ds_server.stores._quotas import NO_QUOTAS, Ledger, QuotaPolicy, stored_bytes
 from ds_server.stores._rules import StreamState
-from ds_server.stores._shared import MAX_ROUNDS, SharedCatalog
 from ds_server.stores.base import (
     AppendOutcome,
     AppendResult,
@@ -45,30 +49,24 @@ from ds_server.stores.base import (
 from ds_server.stores.errors import (
     InvalidOffset,
     OffsetGone,
-    PayloadTooLarge,
-    QuotaExceeded,
-    QuotaRefused,
-    StaleStream,
-    StoreError,
     StreamExists,
     StreamGone,
     StreamNotFound,
 )
-from ds_server.stores.persistence import InlinePersistence, SharedPersistence
+from ds_server.stores.persistence import InlinePersistence
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Iterable
+    from collections.abc import Awaitable, Coroutine, Iterable
 
     from ds_server.live import LiveNotifier
     from ds_server.stores._producers import ProducerState
+    from ds_server.stores._shared import SharedCatalog
     from ds_server.stores.base import AppendRequest, CreateRequest, ProducerClaim, StreamInfo
     from ds_server.stores.persistence import Chunk, Persistence
 
 log = logging.getLogger("ds_server")
 
 _SWEEP_INTERVAL_SECS = 1.0
-# Shared backends: re-read every bucket's totals this many sweeps apart.
-_USAGE_REFRESH_SWEEPS = 15
 # Page size when a fork's sub-offset counts JSON messages.
 _PAGE_BYTES = 64 * 1024
 
@@ -128,7 +126,8 @@ class Engine(Store):
         quotas: QuotaPolicy = NO_QUOTAS,
     ) -> None:
         super().__init__(live)
-        self._persistence = persistence
+        # The backend: what stores and returns the bytes and states.
+        self.persistence = persistence
         # Set when the backend stores at once: appends then take the plain-call path.
         self._inline_backend = persistence if isinstance(persistence, InlinePersistence) else None
         self._max_retained_bytes = max_retained_bytes
@@ -136,23 +135,20 @@ class Engine(Store):
         # Every bucket's totals: the truth on a backend this process owns, a
         # cache of the stored ones on a shared backend (which checks them itself).
         self.ledger = Ledger(quotas)
-        self._sweeps = 0
         # Creates and deletes change the catalog; they are rare, so one lock serves.
         self.catalog_lock = asyncio.Lock()
         self._touched: dict[str, float] = {}
         self._sweeper: asyncio.Task[None] | None = None
-        # Set when other processes share the backend: states are then a cache.
-        self.shared = (
-            SharedCatalog(self, persistence) if isinstance(persistence, SharedPersistence) else None
-        )
+        # Whether the states are the truth or a cache of a backend other
+        # processes share, chosen once by the backend; the engine never asks which.
+        self.coherence = coherence_for(self, persistence)
+        # The change feed of a shared backend, for a cluster of processes to hear.
+        self.shared: SharedCatalog | None = self.coherence.catalog
 
     async def start(self) -> None:
-        states = await self._persistence.open()
+        states = await self.persistence.open()
         ledger = self.ledger
-        if self.shared is None:
-            ledger.count(states)
-        else:
-            await self._load_usage(self.watched_buckets())
+        await self.coherence.count_usage(states)
         entries = {
             state.stream_id: Entry(state, None, state.tail, usage=ledger.of(state.path))
             for state in states
@@ -173,8 +169,7 @@ class Engine(Store):
                 and self._entries.get(state.path) is entry
             ):
                 await self._purge(entry)
-        if self.shared is not None:
-            await self.shared.start()
+        await self.coherence.start()
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
     async def stop(self) -> None:
@@ -183,34 +178,15 @@ class Engine(Store):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
         await self._flush_access()
-        await self._persistence.close()
+        await self.persistence.close()
 
     # -- operations -------------------------------------------------------
 
-    async def create(self, request: CreateRequest) -> CreateResult:
-        if self.shared is None:
-            return await self._create(request)
-        reloaded = False
-        for _ in range(MAX_ROUNDS):
-            with contextlib.suppress(StreamNotFound):
-                await self.shared.refresh(request.path)
-            if request.fork is not None:
-                with contextlib.suppress(StreamNotFound):
-                    await self.shared.refresh(request.fork.source)
-            try:
-                return await self._create(request)
-            except StaleStream:
-                continue  # another process created the path meanwhile: compare with it
-            except QuotaExceeded as error:
-                # Judged on cached totals, or refused by the stored ones: decide
-                # once more on the stored totals.
-                if reloaded:
-                    raise error
-                reloaded = True
-                await self.reload_usage(bucket_of(request.path))
-        raise StaleStream()
+    def create(self, request: CreateRequest) -> Coroutine[Any, Any, CreateResult]:
+        return self.coherence.create(request)
 
-    async def _create(self, request: CreateRequest) -> CreateResult:
+    async def decide_create(self, request: CreateRequest) -> CreateResult:
+        """Create on the states held (``create`` goes through the coherence)."""
         async with self.catalog_lock:
             moment = self.clock()
             existing = self._entries.get(request.path)
@@ -245,7 +221,7 @@ class Engine(Store):
             earliest = base.state.earliest_offset if base else 0
             if fork_offset - earliest + size > self._max_retained_bytes:
                 raise _rules.over_retained_limit(self._max_retained_bytes)
-            self._persistence.reserve(size)
+            self.persistence.reserve(size)
             usage = self.ledger.of(request.path)
             charged = fork_offset - earliest + size
             if usage is not None:
@@ -268,7 +244,7 @@ class Engine(Store):
                 earliest_offset=base.state.earliest_offset if base else 0,
             )
             try:
-                await self._persistence.create(state, request.messages)
+                await self.persistence.create(state, request.messages)
             except BaseException:
                 if usage is not None:
                     usage.refund(charged, streams=1)
@@ -280,52 +256,11 @@ class Engine(Store):
         self.live.notify(request.path)
         return CreateResult(created=True, info=entry.info())
 
-    async def append(self, request: AppendRequest) -> AppendResult:
-        if self.shared is None:
-            return await self._append(request)
-        shared = self.shared
-        path = request.path
-        reloaded = False
-        for _ in range(MAX_ROUNDS):
-            entry = self._entries.get(path) or await shared.refresh(path)
-            try:
-                result = await self._append(request)
-                if result.outcome is not AppendOutcome.DUPLICATE or await self._is_current(entry):
-                    return result
-                # A duplicate echoes the producer's newest state: that of the stored one.
-            except StaleStream:
-                pass
-            except QuotaRefused:
-                # Another process filled the bucket: decide again on the stored totals.
-                await self.reload_usage(bucket_of(path))
-            except (PayloadTooLarge, QuotaExceeded) as error:
-                # A snapshot published elsewhere frees room without changing the
-                # state's version, and other processes change the bucket's totals:
-                # decide once more on the stored state and totals.
-                if reloaded:
-                    raise error
-                reloaded = True
-                await self.reload_usage(bucket_of(path))
-            except StoreError as error:
-                # Decided on the cache: an error must hold for the stored state too.
-                # (Named, not a bare raise: compiled, a bare raise after an await
-                # re-raises whatever exception was handled last.)
-                if await self._is_current(entry):
-                    raise error
-            entry.stale = True
-            await shared.refresh(path)
-        raise StaleStream()
+    def append(self, request: AppendRequest) -> Coroutine[Any, Any, AppendResult]:
+        return self.coherence.append(request)
 
-    def _shared_persistence(self) -> SharedPersistence:
-        assert isinstance(self._persistence, SharedPersistence)
-        return self._persistence
-
-    async def _is_current(self, entry: Entry) -> bool:
-        """Whether the cached state of ``entry`` is the stored one (shared backends)."""
-        assert self.shared is not None
-        return await self.shared.is_current(entry)
-
-    async def _append(self, request: AppendRequest) -> AppendResult:
+    async def decide_append(self, request: AppendRequest) -> AppendResult:
+        """Append on the states held (``append`` goes through the coherence)."""
         path = request.path
         entry = self._unexpired(path, touch=True) or await self.lookup(path, touch=True)
         inline = self._inline_backend
@@ -380,7 +315,7 @@ class Engine(Store):
             if commit is None:
                 return decision, entry.pending, entry.state.tail
             try:
-                durable = await self._persistence.append(commit)
+                durable = await self.persistence.append(commit)
             except BaseException:
                 _refund(commit)
                 raise
@@ -410,7 +345,7 @@ class Engine(Store):
         decision = _rules.decide_append(state, request, self._max_retained_bytes)
         if decision.outcome is AppendOutcome.DUPLICATE:
             return decision, None
-        self._persistence.reserve(decision.size)
+        self.persistence.reserve(decision.size)
         usage = entry.usage
         if usage is not None and decision.size:
             usage.charge(decision.size)
@@ -508,34 +443,18 @@ class Engine(Store):
             del self._entries[entry.state.path]
         self._touched.pop(entry.state.stream_id, None)
 
-    async def reload_all(self) -> None:
-        """Hold every stored stream not held yet (after missed changes)."""
-        for state in await self._shared_persistence().load_streams():
-            if state.path not in self._entries:
-                assert self.shared is not None
-                with contextlib.suppress(StreamNotFound):
-                    await self.shared.refresh(state.path)
-
     async def reload_buckets(self) -> None:
         """Re-read the buckets (another process changed them); LogStore has them."""
 
     async def reload_usage(self, bucket: str | None) -> None:
         """Shared backends: take the stored totals of ``bucket`` (None: of none)."""
-        if self.shared is not None and bucket is not None:
-            await self._load_usage([bucket])
+        await self.coherence.reload_usage(bucket)
 
     def watched_buckets(self) -> list[str]:
         """Buckets whose totals metrics report: those with a quota of their own (and
         LogStore adds the buckets made on /ds). A shared backend keeps a row for every
         bucket ever written; only these are re-read, so the re-reading stays small."""
         return list(self.ledger.policy.buckets)
-
-    async def _load_usage(self, buckets: list[str]) -> None:
-        """Take the stored totals of ``buckets`` into the ledger."""
-        if not buckets:
-            return
-        for name, size, streams in await self._shared_persistence().load_usage(buckets):
-            self.ledger.set(name, size, streams)
 
     # -- internals --------------------------------------------------------
 
@@ -567,20 +486,15 @@ class Engine(Store):
 
     async def lookup(self, path: str, *, touch: bool, catalog_locked: bool = False) -> Entry:
         """The live stream at ``path`` (``touch`` renews a sliding TTL); 404/410 otherwise."""
-        shared = self.shared
-        if shared is not None:
-            held = await shared.refresh(path)
-            if held.state.is_expired(self.clock()):
-                # Another replica may have renewed it since we loaded it.
-                await shared.reload(held)
+        await self.coherence.refresh(path)
         entry = self._unexpired(path, touch=touch)
         if entry is not None:
-            if shared is not None and touch and entry.state.expiry.ttl_seconds is not None:
-                # Every replica decides expiry from the stored access time: store it now.
+            if (
+                touch
+                and entry.state.expiry.ttl_seconds is not None
+                and await self.coherence.touched(entry)
+            ):
                 self._touched.pop(entry.state.stream_id, None)
-                await self._persistence.save_access(
-                    [(entry.state.stream_id, entry.state.last_access)]
-                )
             return entry
         entry = self._entries[path]
         state = entry.state
@@ -668,7 +582,7 @@ class Engine(Store):
             start = state.fork_offset
         if start >= limit:
             return chunks
-        own = await self._persistence.read(
+        own = await self.persistence.read(
             state.stream_id, start, limit, max(max_bytes, 1), whole=whole
         )
         return chunks + own
@@ -680,7 +594,7 @@ class Engine(Store):
             if position in (entry.visible_tail, state.fork_offset):
                 return True
             if position > state.fork_offset:
-                return await self._persistence.is_boundary(state.stream_id, position)
+                return await self.persistence.is_boundary(state.stream_id, position)
             if entry.base is None:
                 return False
             entry = entry.base
@@ -691,7 +605,7 @@ class Engine(Store):
             entry.state.soft_deleted = True
             entry.state.version += 1
             try:
-                await self._persistence.save_state(entry.state)
+                await self.persistence.save_state(entry.state)
             except BaseException:
                 entry.state.soft_deleted = False
                 entry.state.version -= 1
@@ -701,10 +615,7 @@ class Engine(Store):
 
     async def _has_forks(self, entry: Entry) -> bool:
         """Whether un-purged forks read the stream (any process's, on a shared backend)."""
-        persistence = self._persistence
-        if isinstance(persistence, SharedPersistence):
-            return await persistence.count_forks(entry.state.stream_id) > 0
-        return entry.state.fork_refs > 0
+        return await self.coherence.has_forks(entry)
 
     async def _expire(self, entry: Entry) -> None:
         """Expire a stream (the catalog lock is held)."""
@@ -718,14 +629,11 @@ class Engine(Store):
         while current is not None:
             state = current.state
             # Storage first: if that fails, the stream is still there, in memory too.
-            await self._persistence.purge(state)
+            await self.persistence.purge(state)
             usage = current.usage
             if usage is not None:
                 usage.refund(stored_bytes(state), streams=1)
-                if self.shared is None:
-                    # Its last stream gone, nothing holds the totals: drop them
-                    # (a shared backend's cache may be held by streams it loaded).
-                    self.ledger.drop_if_empty(usage)
+                self.coherence.released(usage)
             if self._entries.get(state.path) is current:
                 del self._entries[state.path]
             self._touched.pop(state.stream_id, None)
@@ -733,10 +641,7 @@ class Engine(Store):
             if base is None:
                 return
             base.state.fork_refs -= 1
-            if self.shared is not None:
-                # Another replica may have soft-deleted the source meanwhile.
-                with contextlib.suppress(StoreError):
-                    await self.shared.reload(base)
+            await self.coherence.source_released(base)
             current = base if base.state.soft_deleted and not await self._has_forks(base) else None
 
     async def _sweep_forever(self) -> None:
@@ -754,24 +659,16 @@ class Engine(Store):
         async with self.catalog_lock:
             for entry in list(self._entries.values()):
                 state = entry.state
-                if not state.soft_deleted and state.is_expired(moment):
-                    if self.shared is not None:
-                        # Another process may have renewed or removed it.
-                        with contextlib.suppress(StoreError):
-                            await self.shared.reload(entry)
-                        if self._entries.get(state.path) is not entry:
-                            continue
-                        state = entry.state
-                        if state.soft_deleted or not state.is_expired(moment):
-                            continue
+                if (
+                    not state.soft_deleted
+                    and state.is_expired(moment)
+                    and await self.coherence.still_expired(entry, moment)
+                ):
                     await self._expire(entry)
         await self._flush_access()
-        self._sweeps += 1
-        if self.shared is not None and self._sweeps % _USAGE_REFRESH_SWEEPS == 0:
-            # The totals other processes changed, for metrics and the next decisions.
-            await self._load_usage(self.watched_buckets())
+        await self.coherence.swept()
 
     async def _flush_access(self) -> None:
         if self._touched:
             accesses, self._touched = list(self._touched.items()), {}
-            await self._persistence.save_access(accesses)
+            await self.persistence.save_access(accesses)

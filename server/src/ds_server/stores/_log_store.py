@@ -1,7 +1,7 @@
 """The Store every backend is: the stream engine with buckets and snapshots composed on it.
 
-A backend subclasses ``LogStore`` only to give it its ``Persistence`` and a
-``from_settings`` (see ``memory.py``); everything else is shared.
+Every backend's Store is a ``LogStore`` given that backend's ``Persistence``
+(``registry.open_store`` builds it from the settings); everything else is shared.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ds_server.stores._bootstrap import open_bootstrap
 from ds_server.stores._buckets import Buckets
 from ds_server.stores._engine import Engine
-from ds_server.stores._quotas import NO_QUOTAS, bucket_of
+from ds_server.stores._quotas import NO_QUOTAS
 from ds_server.stores._snapshots import Snapshots
 from ds_server.stores.errors import QuotaExceeded
 
@@ -60,8 +60,7 @@ class LogStore(Engine):
 
     async def _catch_up(self) -> None:
         """On a shared backend: see every change other processes committed before now."""
-        if self.shared is not None:
-            await self.shared.barrier()
+        await self.coherence.catch_up()
 
     # -- whole-message reads and bootstrap ---------------------------------------
 
@@ -116,11 +115,7 @@ class LogStore(Engine):
         try:
             return await self.snapshots.publish(path, offset, content_type, data)
         except QuotaExceeded as error:
-            if self.shared is None:
-                raise error
-            # Judged on cached totals, or refused by the stored ones: once more
-            # on the stored totals.
-            await self.reload_usage(bucket_of(path))
+            await self.coherence.quota_refused(error, path)
         return await self.snapshots.publish(path, offset, content_type, data)
 
     async def read_snapshot(self, path: str, offset: int) -> tuple[SnapshotInfo, bytes]:

@@ -49,7 +49,6 @@ class CachingEngine(Protocol):
     def hold(self, state: StreamState, base: Entry | None) -> Entry: ...
     def forget(self, entry: Entry) -> None: ...
     async def reload_buckets(self) -> None: ...
-    async def reload_all(self) -> None: ...
 
 
 class SharedCatalog:
@@ -108,10 +107,17 @@ class SharedCatalog:
         if self._created:
             created, self._created = self._created, set()
             if "" in created:
-                await self._engine.reload_all()
+                await self._reload_all()
             for path in sorted(created - {""}):
                 with contextlib.suppress(StreamNotFound):
                     await self.refresh(path)
+
+    async def _reload_all(self) -> None:
+        """Hold every stored stream not held yet (after missed changes)."""
+        for state in await self._persistence.load_streams():
+            if self._engine.entry_at(state.path) is None:
+                with contextlib.suppress(StreamNotFound):
+                    await self.refresh(state.path)
 
     # -- freshness ---------------------------------------------------------------
 

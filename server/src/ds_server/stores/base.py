@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Self
 
     from ds_server.live import LiveNotifier
     from ds_server.protocol.offsets import Sentinel
-    from ds_server.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,11 +262,6 @@ class Store(abc.ABC):
         # Wall-clock seconds: TTLs and Expires-At are wall-clock instants.
         # Tests give the store a clock they move by hand.
         self.clock: Callable[[], float] = time.time
-
-    @classmethod
-    @abc.abstractmethod
-    def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
-        """Build the backend from the server settings."""
 
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Open files, recover state; called once before serving."""

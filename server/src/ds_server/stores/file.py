@@ -8,61 +8,27 @@ killed process, not a power cut. See ``_file/persistence.py`` for the layout.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from ds_server.stores._file import FilePersistence
-from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
-from ds_server.stores._quotas import NO_QUOTAS, quota_policy
 
 if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Self
-
-    from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
-    from ds_server.stores._quotas import QuotaPolicy
 
 MAX_OPEN_FILES = 512
 
 
-class FileDurableStore(LogStore):
-    """Streams in ``{data_dir}/files``; an append is acknowledged once it is on disk."""
-
-    durable: ClassVar[bool] = True
-
-    def __init__(
-        self,
-        live: LiveNotifier,
-        *,
-        data_dir: Path,
-        max_retained_bytes: int,
-        max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
-        quotas: QuotaPolicy = NO_QUOTAS,
-        max_open_files: int = MAX_OPEN_FILES,
-    ) -> None:
-        self.persistence = FilePersistence(
-            data_dir / "files", durable=self.durable, max_open_files=max_open_files
-        )
-        super().__init__(
-            live,
-            self.persistence,
-            max_retained_bytes=max_retained_bytes,
-            max_snapshot_bytes=max_snapshot_bytes,
-            quotas=quotas,
-        )
-
-    @classmethod
-    def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
-        return cls(
-            live,
-            data_dir=settings.storage.data_dir,
-            max_retained_bytes=settings.limits.max_retained_bytes,
-            max_snapshot_bytes=settings.limits.max_snapshot_bytes,
-            quotas=quota_policy(settings),
-        )
+def _from_settings(settings: Settings, *, durable: bool) -> FilePersistence:
+    return FilePersistence(
+        settings.storage.data_dir / "files", durable=durable, max_open_files=MAX_OPEN_FILES
+    )
 
 
-class FileFastStore(FileDurableStore):
-    """The same files without fsync: fast, and safe against a killed process only."""
+def durable_from_settings(settings: Settings) -> FilePersistence:
+    """The ``file-durable`` backend: an append is acknowledged once it is on disk."""
+    return _from_settings(settings, durable=True)
 
-    durable: ClassVar[bool] = False
+
+def fast_from_settings(settings: Settings) -> FilePersistence:
+    """The ``file-fast`` backend: the same files without fsync, safe against a killed process."""
+    return _from_settings(settings, durable=False)

@@ -6,20 +6,17 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ds_server.stores._log_store import DEFAULT_MAX_SNAPSHOT_BYTES, LogStore
-from ds_server.stores._quotas import NO_QUOTAS, quota_policy
+from ds_server.stores._chunks import cut_chunks
 from ds_server.stores.errors import PayloadTooLarge
-from ds_server.stores.persistence import Chunk, InlinePersistence
+from ds_server.stores.persistence import InlinePersistence
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Self
 
-    from ds_server.live import LiveNotifier
     from ds_server.settings import Settings
     from ds_server.stores._commit import AppendCommit
-    from ds_server.stores._quotas import QuotaPolicy
     from ds_server.stores._rules import StreamState
+    from ds_server.stores.persistence import Chunk
 
 
 @dataclass(slots=True)
@@ -80,24 +77,9 @@ class MemoryPersistence(InlinePersistence):
     ) -> list[Chunk]:
         log = self._logs[stream_id]
         starts, chunks = log.starts, log.chunks
-        index = max(0, bisect_right(starts, start) - 1)
-        out: list[Chunk] = []
-        budget = max_bytes
-        while index < len(starts) and starts[index] < limit and budget > 0:
-            chunk_start, data = starts[index], chunks[index]
-            index += 1
-            if chunk_start + len(data) <= start:
-                continue
-            cut_from = max(0, start - chunk_start)
-            cut_to = min(len(data), limit - chunk_start)
-            if not whole:
-                cut_to = min(cut_to, cut_from + budget)
-            if cut_from or cut_to < len(data):
-                data = data[cut_from:cut_to]
-                chunk_start += cut_from
-            out.append(Chunk(chunk_start, data))
-            budget -= len(data)
-        return out
+        first = max(0, bisect_right(starts, start) - 1)
+        pieces = ((starts[i], False, chunks[i]) for i in range(first, len(starts)))
+        return cut_chunks(pieces, start, limit, max_bytes, whole=whole)
 
     async def load_buckets(self) -> list[tuple[str, float]]:
         return []
@@ -130,32 +112,6 @@ class MemoryPersistence(InlinePersistence):
         return index >= 0 and starts[index] == position
 
 
-class MemoryStore(LogStore):
-    """Streams held in process memory; lost on restart."""
-
-    def __init__(
-        self,
-        live: LiveNotifier,
-        *,
-        max_retained_bytes: int,
-        max_memory_bytes: int,
-        max_snapshot_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
-        quotas: QuotaPolicy = NO_QUOTAS,
-    ) -> None:
-        super().__init__(
-            live,
-            MemoryPersistence(max_memory_bytes),
-            max_retained_bytes=max_retained_bytes,
-            max_snapshot_bytes=max_snapshot_bytes,
-            quotas=quotas,
-        )
-
-    @classmethod
-    def from_settings(cls, settings: Settings, live: LiveNotifier) -> Self:
-        return cls(
-            live,
-            max_retained_bytes=settings.limits.max_retained_bytes,
-            max_snapshot_bytes=settings.limits.max_snapshot_bytes,
-            quotas=quota_policy(settings),
-            max_memory_bytes=settings.limits.max_memory_bytes,
-        )
+def from_settings(settings: Settings) -> MemoryPersistence:
+    """The ``memory`` backend: nothing survives a restart."""
+    return MemoryPersistence(settings.limits.max_memory_bytes)

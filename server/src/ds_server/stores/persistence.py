@@ -10,9 +10,9 @@ data), and makes them durable when it says so. Every method below is
 required; ``docs/storage-backends.md`` describes the contract and how the
 backend contract suite checks it.
 
-A backend is then one ``Store`` class: ``LogStore`` given the persistence,
-plus ``from_settings`` (see ``memory.py``), registered by name in
-``ds_server.backends``.
+A backend is then its ``Persistence`` and one function that builds it from
+the settings (see ``memory.py``), registered by name in ``ds_server.backends``;
+``registry.open_store`` gives it to ``LogStore``, every backend's ``Store``.
 """
 
 from __future__ import annotations

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ds_server.stores._chunks import ChunkCutter
 from ds_server.stores._file import records
 from ds_server.stores._file.segment import Reader
-from ds_server.stores.persistence import Chunk
 
 if TYPE_CHECKING:
     from ds_server.stores._file.index import RecordIndex
+    from ds_server.stores.persistence import Chunk
 
 
 def read_chunks(
@@ -17,35 +18,29 @@ def read_chunks(
 ) -> list[Chunk]:
     """Chunks overlapping ``[start, limit)``, as ``Persistence.read`` promises.
 
-    One chunk per stored message, cut to the range; for byte streams
-    (not ``whole``) also to the byte budget. Small records come from one
-    shared read window, so a page of small messages costs a few syscalls.
+    One chunk per stored message, cut by ``ChunkCutter``. Small records come
+    from one shared read window, so a page of small messages costs a few
+    syscalls.
     """
     reader = Reader(fd, end=index.end_pos)
-    out: list[Chunk] = []
-    budget = max_bytes
+    cutter = ChunkCutter(start, limit, max_bytes, whole=whole)
     record = max(0, index.locate(start))
     count = len(index)
-    while record < count and index.starts[record] < limit and budget > 0:
+    while record < count and cutter.wants(index.starts[record]):
         head = reader.head(index.positions[record])
         record += 1
         message_start, pos = head.start, head.data_pos
         for length in records.lengths(reader.prefix(head), head):
-            if message_start >= limit or budget <= 0:
-                break
-            if message_start + length > start:
-                # Always within the range (a fork's limit may fall inside a
-                # message); byte streams are also cut to the budget.
-                cut_from = max(0, start - message_start)
-                cut_to = min(length, limit - message_start)
-                if not whole:
-                    cut_to = min(cut_to, cut_from + budget)
-                data = reader.read(pos + cut_from, cut_to - cut_from)
-                out.append(Chunk(message_start + cut_from, data))
-                budget -= len(data)
+            span = cutter.span(message_start, length)
+            if span is None:
+                return cutter.chunks()
+            cut_from, cut_to = span
+            if cut_from < cut_to:
+                # Only the span is read: a page of a large append costs the page.
+                cutter.keep(message_start, cut_from, reader.read(pos + cut_from, cut_to - cut_from))
             message_start += length
             pos += length
-    return out
+    return cutter.chunks()
 
 
 def boundary_in_index(index: RecordIndex, position: int) -> bool | None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ds_server.stores._chunks import ChunkCutter
 from ds_server.stores._postgres.schema import PIECE_BYTES
-from ds_server.stores.persistence import Chunk
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
 
     import psycopg
+
+    from ds_server.stores.persistence import Chunk
 
 # The pieces of a range from the one holding ``lo`` (one round trip), each cut
 # to ``[lo, cut)`` by the server: with uncompressed out-of-line storage,
@@ -114,30 +116,13 @@ async def read(
 ) -> list[Chunk]:
     """The chunks overlapping ``[start, limit)``, as ``Persistence.read`` defines them.
 
-    Pieces of one message or append are joined again, so callers see the
-    same chunks as if each append had been stored in one row. Every chunk
-    is cut to ``[start, limit)``; only ``whole=False`` also cuts at
-    ``max_bytes``, ``whole=True`` stops before the next message instead.
+    Pieces are fetched only while the ``ChunkCutter`` wants more.
     """
-    out: list[tuple[int, list[bytes]]] = []
-    end = -1  # where the last chunk in ``out`` ends
-    budget = max_bytes
+    cutter = ChunkCutter(start, limit, max_bytes, whole=whole)
     async for piece_start, cont, data in _rows(conn, stream_id, start, limit, max_bytes, whole):
-        joins = cont and piece_start == end
-        if budget <= 0 and not (whole and joins):
+        if not cutter.take(piece_start, cont, data):
             break
-        if piece_start + len(data) <= start:
-            continue
-        cut_from = max(0, start - piece_start)
-        cut_to = min(len(data), limit - piece_start)
-        if not whole:
-            cut_to = min(cut_to, cut_from + budget)
-        if not joins:
-            out.append((piece_start + cut_from, []))
-        out[-1][1].append(data[cut_from:cut_to] if cut_from or cut_to < len(data) else data)
-        end = piece_start + cut_to
-        budget -= cut_to - cut_from
-    return [Chunk(at, parts[0] if len(parts) == 1 else b"".join(parts)) for at, parts in out]
+    return cutter.chunks()
 
 
 async def is_boundary(conn: psycopg.AsyncConnection[Any], stream_id: str, position: int) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ds_server.stores._postgres import chunks, feed
-from ds_server.stores._postgres.rows import INSERT_STREAM, stream_values
+from ds_server.stores._postgres.rows import INSERT_STREAM, stream_row
 from ds_server.stores._quotas import Quota, Usage, bucket_of
 from ds_server.stores.errors import PayloadTooLarge, QuotaExceeded, StaleStream, StreamNotFound
 from ds_server.stores.persistence import StreamChange
@@ -101,7 +101,7 @@ def create_stream(
         refused = charge(conn, bucket, quota, state.retained_bytes, streams=1)
         if refused is not None:
             return refused
-    conn.execute(INSERT_STREAM, stream_values(state))
+    conn.execute(INSERT_STREAM, stream_row(state))
     if state.producers:
         producers = state.producers
         conn.execute(

@@ -1,111 +1,44 @@
-"""Stream states to and from rows: ``streams``, ``producers``, ``writer_seqs``, ``snapshots``."""
+"""Stream states to and from the Postgres tables (the mapping is ``_state_rows``), and lookups."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, LiteralString
 
-from ds_server.stores._producers import ProducerState
-from ds_server.stores._rules import StreamState
-from ds_server.stores.base import Expiry, ProducerClaim, SnapshotInfo
+from ds_server.stores._state_rows import (
+    PRODUCER_COLUMNS,
+    SNAPSHOT_COLUMNS,
+    STREAM_COLUMNS,
+    WRITER_SEQ_COLUMNS,
+    complete_states,
+    stream_state,
+    stream_values,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import psycopg
 
-# In the order ``_state`` unpacks them.
-_COLUMNS: LiteralString = (
-    "stream_id, path, content_type, created_at, ttl_seconds, expires_at, last_access, tail,"
-    " fork_offset, forked_from, forked_from_id, fork_requested_offset, fork_sub_offset, closed,"
-    " closed_by_producer, closed_by_epoch, closed_by_seq, soft_deleted, earliest_offset,"
-    " last_write, version"
-)
+    from ds_server.stores._rules import StreamState
+
+_COLUMNS: LiteralString = ", ".join((*STREAM_COLUMNS, "version"))
 INSERT_STREAM: LiteralString = (
-    "INSERT INTO streams (" + _COLUMNS + ") VALUES (" + ", ".join(["%s"] * 21) + ")"
+    "INSERT INTO streams ("
+    + _COLUMNS
+    + ") VALUES ("
+    + ", ".join(["%s"] * (len(STREAM_COLUMNS) + 1))
+    + ")"
 )
 _SELECT_STREAMS: LiteralString = "SELECT " + _COLUMNS + " FROM streams"
-# Everything but the blob, which only ``load_snapshot`` reads.
-_SELECT_SNAPSHOTS: LiteralString = (
-    "SELECT stream_id, stream_offset, content_type, size, created_at FROM snapshots"
-)
 
 
-def stream_values(state: StreamState) -> tuple[object, ...]:
+def stream_row(state: StreamState) -> tuple[object, ...]:
     """The ``streams`` row of ``state``, in ``INSERT_STREAM`` order."""
-    closed_by = state.closed_by
-    return (
-        state.stream_id,
-        state.path,
-        state.content_type,
-        state.created_at,
-        state.expiry.ttl_seconds,
-        state.expiry.expires_at,
-        state.last_access,
-        state.tail,
-        state.fork_offset,
-        state.forked_from,
-        state.forked_from_id,
-        state.fork_requested_offset,
-        state.fork_sub_offset,
-        state.closed,
-        closed_by.producer_id if closed_by else None,
-        closed_by.epoch if closed_by else None,
-        closed_by.seq if closed_by else None,
-        state.soft_deleted,
-        state.earliest_offset,
-        state.last_write,
-        state.version,
-    )
+    return (*stream_values(state), state.version)
 
 
 def _state(row: tuple[Any, ...]) -> StreamState:
-    (
-        stream_id,
-        path,
-        content_type,
-        created_at,
-        ttl_seconds,
-        expires_at,
-        last_access,
-        tail,
-        fork_offset,
-        forked_from,
-        forked_from_id,
-        fork_requested_offset,
-        fork_sub_offset,
-        closed,
-        closed_by_producer,
-        closed_by_epoch,
-        closed_by_seq,
-        soft_deleted,
-        earliest_offset,
-        last_write,
-        version,
-    ) = row
-    closed_by = None
-    if closed_by_producer is not None:
-        closed_by = ProducerClaim(closed_by_producer, closed_by_epoch, closed_by_seq)
-    return StreamState(
-        stream_id=stream_id,
-        path=path,
-        content_type=content_type,
-        created_at=created_at,
-        expiry=Expiry(ttl_seconds=ttl_seconds, expires_at=expires_at),
-        last_access=last_access,
-        tail=tail,
-        fork_offset=fork_offset,
-        forked_from=forked_from,
-        forked_from_id=forked_from_id,
-        # numeric comes back as Decimal.
-        fork_requested_offset=None if fork_requested_offset is None else int(fork_requested_offset),
-        fork_sub_offset=fork_sub_offset,
-        closed=closed,
-        closed_by=closed_by,
-        soft_deleted=soft_deleted,
-        earliest_offset=earliest_offset,
-        last_write=last_write,
-        version=version,
-    )
+    return stream_state(row[:-1], version=row[-1])
 
 
 async def _complete(
@@ -115,17 +48,17 @@ async def _complete(
     params: tuple[object, ...],
 ) -> None:
     """Add producers, Stream-Seq values and snapshot info to ``states`` (by stream id)."""
-    cursor = await conn.execute(
-        "SELECT stream_id, producer_id, epoch, last_seq FROM producers" + where, params
-    )
-    for stream_id, producer_id, epoch, last_seq in await cursor.fetchall():
-        states[stream_id].producers[producer_id] = ProducerState(epoch=epoch, last_seq=last_seq)
-    cursor = await conn.execute("SELECT stream_id, writer, seq FROM writer_seqs" + where, params)
-    for stream_id, writer, seq in await cursor.fetchall():
-        states[stream_id].writer_seqs[writer] = seq
-    cursor = await conn.execute(_SELECT_SNAPSHOTS + where, params)
-    for stream_id, offset, content_type, size, created_at in await cursor.fetchall():
-        states[stream_id].snapshot = SnapshotInfo(offset, content_type, size, created_at)
+    rows = []
+    for table, columns in (
+        ("producers", PRODUCER_COLUMNS),
+        ("writer_seqs", WRITER_SEQ_COLUMNS),
+        ("snapshots", SNAPSHOT_COLUMNS),
+    ):
+        cursor = await conn.execute(
+            "SELECT stream_id, " + columns + " FROM " + table + where, params
+        )
+        rows.append(await cursor.fetchall())
+    complete_states(states, *rows)
 
 
 async def load_states(conn: psycopg.AsyncConnection[Any]) -> list[StreamState]:

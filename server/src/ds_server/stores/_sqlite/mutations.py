@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ds_server.stores._sqlite import chunks
-from ds_server.stores._sqlite.rows import INSERT_STREAM, stream_values
+from ds_server.stores._sqlite.rows import INSERT_STREAM
+from ds_server.stores._state_rows import stream_values
 from ds_server.stores.errors import StorageFull, StreamNotFound
 
 if TYPE_CHECKING:

@@ -1,136 +1,32 @@
-"""Stream states to and from rows: ``streams``, ``producers``, ``writer_seqs``, ``snapshots``."""
+"""Reading stream states, buckets and snapshots back out of the SQLite tables (``_state_rows``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ds_server.stores._producers import ProducerState
-from ds_server.stores._rules import StreamState
-from ds_server.stores.base import Expiry, ProducerClaim, SnapshotInfo
+from ds_server.stores import _state_rows as mapping
 
 if TYPE_CHECKING:
     import sqlite3
 
-# In the order of ``StreamState``'s fields; ``_state`` unpacks them in this order.
-_COLUMNS = (
-    "stream_id",
-    "path",
-    "content_type",
-    "created_at",
-    "ttl_seconds",
-    "expires_at",
-    "last_access",
-    "tail",
-    "fork_offset",
-    "forked_from",
-    "forked_from_id",
-    "fork_requested_offset",
-    "fork_sub_offset",
-    "closed",
-    "closed_by_producer",
-    "closed_by_epoch",
-    "closed_by_seq",
-    "soft_deleted",
-    "earliest_offset",
-    "last_write",
-)
+    from ds_server.stores._rules import StreamState
+
 INSERT_STREAM = (
-    f"INSERT INTO streams ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+    f"INSERT INTO streams ({', '.join(mapping.STREAM_COLUMNS)})"
+    f" VALUES ({', '.join('?' * len(mapping.STREAM_COLUMNS))})"
 )
-_SELECT_STREAMS = f"SELECT sid, {', '.join(_COLUMNS)} FROM streams"
-# Everything but the blob, which only ``load_snapshot`` reads.
-_SELECT_SNAPSHOTS = "SELECT sid, stream_offset, content_type, size, created_at FROM snapshots"
-
-Row = tuple[object, ...]
-
-
-def stream_values(state: StreamState) -> Row:
-    """The ``streams`` row of ``state``, in ``INSERT_STREAM`` order."""
-    closed_by = state.closed_by
-    return (
-        state.stream_id,
-        state.path,
-        state.content_type,
-        state.created_at,
-        state.expiry.ttl_seconds,
-        state.expiry.expires_at,
-        state.last_access,
-        state.tail,
-        state.fork_offset,
-        state.forked_from,
-        state.forked_from_id,
-        state.fork_requested_offset,
-        state.fork_sub_offset,
-        int(state.closed),
-        closed_by.producer_id if closed_by else None,
-        closed_by.epoch if closed_by else None,
-        closed_by.seq if closed_by else None,
-        int(state.soft_deleted),
-        state.earliest_offset,
-        state.last_write,
-    )
-
-
-def _state(row: tuple[Any, ...]) -> StreamState:
-    (
-        stream_id,
-        path,
-        content_type,
-        created_at,
-        ttl_seconds,
-        expires_at,
-        last_access,
-        tail,
-        fork_offset,
-        forked_from,
-        forked_from_id,
-        fork_requested_offset,
-        fork_sub_offset,
-        closed,
-        closed_by_producer,
-        closed_by_epoch,
-        closed_by_seq,
-        soft_deleted,
-        earliest_offset,
-        last_write,
-    ) = row
-    closed_by = None
-    if closed_by_producer is not None:
-        closed_by = ProducerClaim(closed_by_producer, closed_by_epoch, closed_by_seq)
-    return StreamState(
-        stream_id=stream_id,
-        path=path,
-        content_type=content_type,
-        created_at=created_at,
-        expiry=Expiry(ttl_seconds=ttl_seconds, expires_at=expires_at),
-        last_access=last_access,
-        tail=tail,
-        fork_offset=fork_offset,
-        forked_from=forked_from,
-        forked_from_id=forked_from_id,
-        fork_requested_offset=fork_requested_offset,
-        fork_sub_offset=fork_sub_offset,
-        closed=bool(closed),
-        closed_by=closed_by,
-        soft_deleted=bool(soft_deleted),
-        earliest_offset=earliest_offset,
-        last_write=last_write,
-    )
+_SELECT_STREAMS = f"SELECT sid, {', '.join(mapping.STREAM_COLUMNS)} FROM streams"
 
 
 def load_states(conn: sqlite3.Connection) -> tuple[list[StreamState], dict[str, int]]:
     """Every stored stream's state, and each stream id's ``sid``."""
-    by_sid: dict[int, StreamState] = {}
-    for sid, *row in conn.execute(_SELECT_STREAMS):
-        by_sid[sid] = _state(tuple(row))
-    for sid, producer_id, epoch, last_seq in conn.execute(
-        "SELECT sid, producer_id, epoch, last_seq FROM producers"
-    ):
-        by_sid[sid].producers[producer_id] = ProducerState(epoch=epoch, last_seq=last_seq)
-    for sid, writer, seq in conn.execute("SELECT sid, writer, seq FROM writer_seqs"):
-        by_sid[sid].writer_seqs[writer] = seq
-    for sid, offset, content_type, size, created_at in conn.execute(_SELECT_SNAPSHOTS):
-        by_sid[sid].snapshot = SnapshotInfo(offset, content_type, size, created_at)
+    by_sid = {sid: mapping.stream_state(row) for sid, *row in conn.execute(_SELECT_STREAMS)}
+    mapping.complete_states(
+        by_sid,
+        conn.execute(f"SELECT sid, {mapping.PRODUCER_COLUMNS} FROM producers"),
+        conn.execute(f"SELECT sid, {mapping.WRITER_SEQ_COLUMNS} FROM writer_seqs"),
+        conn.execute(f"SELECT sid, {mapping.SNAPSHOT_COLUMNS} FROM snapshots"),
+    )
     sids = {state.stream_id: sid for sid, state in by_sid.items()}
     return list(by_sid.values()), sids
 
