@@ -83,12 +83,15 @@ class RequestHook(Protocol):
 
 
 @runtime_checkable
-class OpenRequestHook(RequestHook, Protocol):
-    """A hook also told when each request starts and when its response starts.
+class OpenRequestHook(Protocol):
+    """A ``RequestHook`` also told when each request starts and when its response starts.
 
     For what must be known while a request is still open: the live reads
-    open now, the time to the response's head.
+    open now, the time to the response's head. (Not derived from
+    ``RequestHook``: mypyc can't compile a protocol deriving from another.)
     """
+
+    def request_finished(self, scope: HTTPScope, started: float, status: int) -> None: ...
 
     def request_started(self, scope: HTTPScope, started: float) -> None: ...
 
