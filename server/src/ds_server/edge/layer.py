@@ -138,7 +138,6 @@ class Edge:
         for on_started in self._on_started:
             on_started(http_scope, started)
         status = 0  # until a response starts
-        answer: _Answer | None = None
         try:
             reply: Reply | None = None
             origin: str | None = None
@@ -187,10 +186,15 @@ class Edge:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
             answer = _Answer()
-            await self._app(scope, receive, self._headed(send, http_scope, origin, started, answer))
-        finally:
-            if answer is not None:
+            try:
+                await self._app(
+                    scope, receive, self._headed(send, http_scope, origin, started, answer)
+                )
+            finally:
+                # (Not an optional ``answer`` read in the outer ``finally``:
+                # compiled, that one came back None after an early return.)
                 status = answer.status
+        finally:
             if self._guard is not None:
                 self._guard.finished(http_scope)
             for finished in self._on_finished:
