@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from itertools import count, repeat
+from itertools import count
 from json.encoder import encode_basestring
-from operator import sub
-from typing import Final, Literal, cast
+from typing import Final, Literal
 
 # started and finished (perf_counter), method, path as routed, status (0: no
 # response), the request's x-request-id header if it had one.
@@ -55,65 +54,26 @@ _JSON_PARTS: dict[tuple[str, str, int], tuple[str, str]] = {}
 
 
 def _text_lines(entries: list[Entry]) -> str:
-    # Column by column: a line's start and its duration's text are each made
-    # once per distinct value and looked up with C-level maps; only the
-    # f-string is per line. Per line in a loop of look-ups and ``round`` it
-    # cost ~4,800 instructions in plain Python, as much as recording it.
-    if not entries:
-        return ""
-    started, finished, methods, paths, statuses, given_ids = zip(*entries, strict=True)
-    keys = list(zip(methods, paths, statuses, strict=True))
-    known = _TEXT_STARTS
-    batch_starts = {key: known.get(key) or _text_start(key) for key in set(keys)}
-    starts = map(batch_starts.__getitem__, keys)
-    durations = _duration_texts(list(map(sub, finished, started)))
-    if not any(given_ids):  # the usual: none came with an id, all are made here
-        prefix = _made_id_prefix()
-        first = _FIRST_IN_BATCH + 1
-        made = range(first, first + len(entries))
-        return "".join(
-            [
-                f"{start}{duration}ms id={prefix}{number}\n"
-                for start, duration, number in zip(starts, durations, made, strict=True)
-            ]
-        )
-    return "".join(
-        [
-            f"{start}{duration}ms id={request_id}\n"
-            for start, duration, request_id in zip(starts, durations, _ids(given_ids), strict=True)
-        ]
-    )
-
-
-def _duration_texts(elapsed: list[float]) -> list[str]:
-    """The ``_duration`` of each of ``elapsed`` (seconds), each distinct value's text made once."""
-    tenths = [round(seconds * 10_000) for seconds in elapsed]
-    if min(tenths) < 0 or max(tenths) >= _CACHED_TENTHS:
-        return list(map(_duration, elapsed))
-    texts = _DURATIONS
-    for missing in set(tenths).difference(texts):
-        texts[missing] = f"{missing / 10:.1f}"
-    return list(map(texts.__getitem__, tenths))
-
-
-def _ids(given_ids: tuple[bytes | None, ...]) -> list[str]:
-    """Each request's own id as text, or one made here where it came without one."""
-    if all(given_ids):
-        given = cast("tuple[bytes, ...]", given_ids)
-        if max(map(len, given)) <= _MAX_ID:
-            texts = list(map(bytes.decode, given, repeat("latin-1")))
-            if "".join(texts).isprintable():
-                return texts
-    prefix = _made_id_prefix()
+    starts = _TEXT_STARTS
+    durations = _DURATIONS
+    made_prefix = _made_id_prefix()
     made = _FIRST_IN_BATCH
-    ids: list[str] = []
-    for given_id in given_ids:
+    out: list[str] = []
+    for started, finished, method, path, status, given_id in entries:
+        key = (method, path, status)
+        start = starts.get(key)
+        if start is None:
+            start = _text_start(key)
+        tenths = round((finished - started) * 10_000)
+        duration = durations.get(tenths)
+        if duration is None:
+            duration = _duration(finished - started)
         if given_id:
-            ids.append(_request_id(given_id))
+            out.append(f"{start}{duration}ms id={_request_id(given_id)}\n")
         else:
             made += 1
-            ids.append(f"{prefix}{made}")
-    return ids
+            out.append(f"{start}{duration}ms id={made_prefix}{made}\n")
+    return "".join(out)
 
 
 def _text_start(key: tuple[str, str, int]) -> str:
