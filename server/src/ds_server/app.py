@@ -50,7 +50,7 @@ if TYPE_CHECKING:
         Send,
     )
 
-    from ds_server.edge.layer import RequestHooks
+    from ds_server.edge.layer import RequestHook
     from ds_server.stores.base import Store
 
 
@@ -88,7 +88,7 @@ def create_app(
     settings: Settings | None = None,
     store: Store | None = None,
     *,
-    hooks: Sequence[RequestHooks] = (),
+    hooks: Sequence[RequestHook] = (),
     metrics_socket: socket.socket | None = None,
 ) -> DsApp:
     """Build the server application.
@@ -211,8 +211,8 @@ def create_app(
 
 def _builtin_hooks(
     settings: Settings, request_log: monitoring.AccessLog | None
-) -> list[RequestHooks]:
-    hooks: list[RequestHooks] = []
+) -> list[RequestHook]:
+    hooks: list[RequestHook] = []
     if settings.metrics.enabled:
         hooks.append(monitoring.RequestMetrics())
     if request_log is not None:

@@ -113,21 +113,34 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, str, int | None]] = []
 
-    def request_started(self, scope: Any) -> None:
+    def request_started(self, scope: Any, started: float) -> None:
         self.events.append(("started", scope["path"], None))
+        self.started = started
 
-    def response_started(self, scope: Any, status: int) -> None:
+    def response_started(self, scope: Any, started: float, status: int) -> None:
+        assert started == self.started
         self.events.append(("response", scope["path"], status))
 
-    def request_finished(self, scope: Any) -> None:
-        self.events.append(("finished", scope["path"], None))
+    def request_finished(self, scope: Any, started: float, status: int) -> None:
+        assert started == self.started
+        self.events.append(("finished", scope["path"], status))
+
+
+class Finished:
+    """A hook told only when requests end."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+    def request_finished(self, scope: Any, started: float, status: int) -> None:
+        self.events.append((scope["path"], status))
 
 
 async def test_hooks_see_every_request_and_its_status(
     settings_factory: Callable[..., Settings],
 ) -> None:
-    recorder = Recorder()
-    app = asgi_app(create_app(settings_factory(), hooks=[recorder]))
+    recorder, finished = Recorder(), Finished()
+    app = asgi_app(create_app(settings_factory(), hooks=[recorder, finished]))
     transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
     preflight = {"Origin": "https://a.example", "Access-Control-Request-Method": "PUT"}
     async with httpx.AsyncClient(transport=transport, base_url="http://test.local") as http:
@@ -142,5 +155,10 @@ async def test_hooks_see_every_request_and_its_status(
         ("/healthz", 200),
         ("/v1/stream/hooks/a", 204),
     ]:
-        expected += [("started", path, None), ("response", path, status), ("finished", path, None)]
+        expected += [
+            ("started", path, None),
+            ("response", path, status),
+            ("finished", path, status),
+        ]
     assert recorder.events == expected
+    assert finished.events == [(path, status) for _, path, status in expected[2::3]]

@@ -21,9 +21,7 @@ def serve(hook: AccessLog, count: int, first: int = 0) -> None:
             "path": "/v1/stream/a",
             "headers": [(b"x-request-id", f"r{i}".encode())],
         }
-        hook.request_started(scope)
-        hook.response_started(scope, 204)
-        hook.request_finished(scope)
+        hook.request_finished(scope, 0.0, 204)
 
 
 def logged_ids(path: Path) -> list[str]:
@@ -83,8 +81,7 @@ def test_a_request_that_ended_without_a_response_is_logged_with_status_0(
         with path.open("wb") as out:
             hook = AccessLog("text", LineWriter(out.fileno(), lambda n: b""))
             scope: Any = {"method": "GET", "path": "/v1/stream/a", "headers": []}
-            hook.request_started(scope)
-            hook.request_finished(scope)
+            hook.request_finished(scope, 0.0, 0)
             hook.close()
 
     asyncio.run(run())

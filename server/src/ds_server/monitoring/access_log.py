@@ -1,6 +1,7 @@
-"""One log line per request (a request hook, see ``edge.layer.RequestHooks``).
+"""One log line per request (a request hook, see ``edge.layer.RequestHook``).
 
-On the request's path the hook only records a tuple of what the line needs;
+On the request's path the hook only records a tuple of what the line needs,
+in one call when the request ends (the edge hands it the start and status);
 the lines are made in batches (``request_lines``) every ``FLUSH_SECS`` on
 the event loop and written by a thread (``line_writer``). Through
 ``logging``, a line cost about as much as the rest of an append: a record
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
 # Its level decides whether requests are logged (``ds-server --log-level``).
 log = logging.getLogger(LOGGER)
 
-_STARTED: Final = "ds.access.started"
-_STATUS: Final = "ds.access.status"
 _REQUEST_ID: Final = b"x-request-id"
 # How long a line may wait to be written, and how many may wait at most.
 FLUSH_SECS: Final = 0.1
@@ -62,15 +61,8 @@ class AccessLog:
         # An attribute, not the module's global: compiled, one look-up less per call.
         self._clock: Callable[[], float] = perf_counter
 
-    def request_started(self, scope: HTTPScope) -> None:
-        scope[_STARTED] = self._clock()  # type: ignore[typeddict-unknown-key]
-
-    def response_started(self, scope: HTTPScope, status: int) -> None:
-        scope[_STATUS] = status  # type: ignore[typeddict-unknown-key]
-
-    def request_finished(self, scope: HTTPScope) -> None:
+    def request_finished(self, scope: HTTPScope, started: float, status: int) -> None:
         pending = self._pending
-        status: int = scope.get(_STATUS, 0)  # type: ignore[assignment]
         # Only the id's bytes are kept, not the headers: a tuple of plain
         # values is one the garbage collector stops tracking while it waits.
         request_id = None
@@ -78,16 +70,7 @@ class AccessLog:
             if name == _REQUEST_ID:
                 request_id = value
                 break
-        pending.append(
-            (
-                scope[_STARTED],  # type: ignore[typeddict-item]
-                self._clock(),
-                scope["method"],
-                scope["path"],
-                status,
-                request_id,
-            )
-        )
+        pending.append((started, self._clock(), scope["method"], scope["path"], status, request_id))
         if len(pending) == 1:
             self._timer = asyncio.get_running_loop().call_later(self._flush_secs, self.flush)
         elif len(pending) >= MAX_BATCH:

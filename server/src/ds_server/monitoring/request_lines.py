@@ -43,40 +43,89 @@ def lines(entries: list[Entry], fmt: LogFormat) -> str:
     return _text_lines(entries)
 
 
+# A line's text up to its duration is the same for every request with the
+# same method, path and status (clients hit the same streams again and
+# again), so it is made once: for the text format the line's start, for
+# JSON the message's start (escaped) and the fields that follow it. Emptied
+# when full, so never more than this many.
+_REMEMBERED: Final = 4096
+_TEXT_STARTS: dict[tuple[str, str, int], str] = {}
+_JSON_PARTS: dict[tuple[str, str, int], tuple[str, str]] = {}
+
+
 def _text_lines(entries: list[Entry]) -> str:
-    made_ids = _MadeIds()
+    starts = _TEXT_STARTS
+    durations = _DURATIONS
+    made_prefix = _made_id_prefix()
+    made = _FIRST_IN_BATCH
     out: list[str] = []
     for started, finished, method, path, status, given_id in entries:
-        if not path.isprintable():
-            path = _escaped(path)
-        out.append(
-            f"INFO {LOGGER} {method} {path} {status} {_duration(finished - started)}ms "
-            f"id={_request_id(given_id) or made_ids.next()}\n"
-        )
+        key = (method, path, status)
+        start = starts.get(key)
+        if start is None:
+            start = _text_start(key)
+        tenths = round((finished - started) * 10_000)
+        duration = durations.get(tenths)
+        if duration is None:
+            duration = _duration(finished - started)
+        if given_id:
+            out.append(f"{start}{duration}ms id={_request_id(given_id)}\n")
+        else:
+            made += 1
+            out.append(f"{start}{duration}ms id={made_prefix}{made}\n")
     return "".join(out)
+
+
+def _text_start(key: tuple[str, str, int]) -> str:
+    method, path, status = key
+    if len(_TEXT_STARTS) >= _REMEMBERED:
+        _TEXT_STARTS.clear()
+    start = _TEXT_STARTS[key] = f"INFO {LOGGER} {method} {_printable(path)} {status} "
+    return start
 
 
 def _json_lines(entries: list[Entry]) -> str:
     # Wall-clock time of a perf_counter reading: one offset for the batch.
     offset = time.time() - time.perf_counter()
     clock = _Clock()
-    made_ids = _MadeIds()
+    parts = _JSON_PARTS
+    made_prefix = _made_id_prefix()
+    made = _FIRST_IN_BATCH
     out: list[str] = []
     for started, finished, method, path, status, given_id in entries:
-        printable_path = path if path.isprintable() else _escaped(path)
-        request_id = _request_id(given_id) or made_ids.next()
+        key = (method, path, status)
+        known = parts.get(key)
+        if known is None:
+            known = _json_parts(key)
+        message_start, fields = known
+        if given_id:
+            # Escaping is per character: the id's escaped text serves both places.
+            request_id = encode_basestring(_request_id(given_id))[1:-1]
+        else:
+            made += 1
+            request_id = f"{made_prefix}{made}"
         elapsed_ms = (finished - started) * 1000
-        message = (
-            f"{method} {printable_path} {status} {_duration(finished - started)}ms id={request_id}"
-        )
         out.append(
             f'{{"time": "{clock.text(finished + offset)}", "level": "info", '
-            f'"logger": "{LOGGER}", "message": {encode_basestring(message)}, '
-            f'"method": {encode_basestring(method)}, "path": {encode_basestring(printable_path)}, '
-            f'"status": {status}, "duration_ms": {round(elapsed_ms, 3)!r}, '
-            f'"request_id": {encode_basestring(request_id)}}}\n'
+            f'"logger": "{LOGGER}", "message": "{message_start}'
+            f'{_duration(finished - started)}ms id={request_id}", {fields}'
+            f'"duration_ms": {round(elapsed_ms, 3)!r}, "request_id": "{request_id}"}}\n'
         )
     return "".join(out)
+
+
+def _json_parts(key: tuple[str, str, int]) -> tuple[str, str]:
+    method, path, status = key
+    if len(_JSON_PARTS) >= _REMEMBERED:
+        _JSON_PARTS.clear()
+    printable_path = _printable(path)
+    message_start = encode_basestring(f"{method} {printable_path} {status} ")[1:-1]
+    fields = (
+        f'"method": {encode_basestring(method)}, "path": {encode_basestring(printable_path)}, '
+        f'"status": {status}, '
+    )
+    known = _JSON_PARTS[key] = (message_start, fields)
+    return known
 
 
 class _Clock:
@@ -113,16 +162,13 @@ def _request_id(given: bytes | None) -> str:
     return text if text.isprintable() else _escaped(text)
 
 
-class _MadeIds:
-    """Request ids for one batch's lines that came without one."""
+def _made_id_prefix() -> str:
+    """The first 24 hex digits of the ids made for one batch's requests that came without one."""
+    return f"{_ID_PREFIX}{next(_batches) % 16**8:08x}"
 
-    def __init__(self) -> None:
-        self.prefix = f"{_ID_PREFIX}{next(_batches) % 16**8:08x}"
-        self.count = _FIRST_IN_BATCH
 
-    def next(self) -> str:
-        self.count += 1
-        return f"{self.prefix}{self.count}"
+def _printable(text: str) -> str:
+    return text if text.isprintable() else _escaped(text)
 
 
 def _escaped(text: str) -> str:

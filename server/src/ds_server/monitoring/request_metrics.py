@@ -1,4 +1,4 @@
-"""The request hook behind the per-operation metrics (see ``edge.layer.RequestHooks``).
+"""The request hook behind the per-operation metrics (``edge.layer.OpenRequestHook``).
 
 Hooks run on the event loop, one at a time, so the tallies are plain
 integers and lists: a request costs a few attribute and list updates and
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
     from litestar.types import HTTPScope
 
-# A request's state lives in the ASGI scope (edge.layer says why): one entry.
+# A request's state lives in the ASGI scope (edge.layer says why): one entry,
+# its tally (the edge hands every call the request's start and status).
 # (Final: mypyc makes these C constants, not module dictionary look-ups.)
 _IN_FLIGHT: Final = "ds.metrics"
 LIVE_KINDS = {"read_sse": "sse", "read_long_poll": "long-poll"}
@@ -47,15 +48,6 @@ class Tally:
         self.statuses[status] = self.statuses.get(status, 0) + 1
 
 
-class _InFlight:
-    """What the hook keeps of one request between its calls."""
-
-    def __init__(self, tally: Tally, started: float) -> None:
-        self.tally = tally
-        self.started = started
-        self.answered = False
-
-
 class RequestTotals:
     """Every request since start, one tally per operation."""
 
@@ -64,7 +56,8 @@ class RequestTotals:
 
 
 class RequestMetrics:
-    """The hook: counts requests by operation and status, times them, tracks live reads."""
+    """The hook (``edge.layer.OpenRequestHook``): counts requests by operation and status,
+    times them, tracks live reads."""
 
     def __init__(self, totals: RequestTotals | None = None) -> None:
         self._tallies = (totals or TOTALS).tallies
@@ -72,7 +65,7 @@ class RequestMetrics:
         # An attribute, not the module's global: compiled, that is one look-up less per call.
         self._clock: Callable[[], float] = perf_counter
 
-    def request_started(self, scope: HTTPScope) -> None:
+    def request_started(self, scope: HTTPScope, started: float) -> None:
         method, path = scope["method"], scope["path"]
         known = self._known.get(method)
         if known is None:
@@ -88,13 +81,11 @@ class RequestMetrics:
                 tally = self._tallies[read_mode(query)]
                 if tally.live:
                     tally.open += 1
-        scope[_IN_FLIGHT] = _InFlight(tally, self._clock())  # type: ignore[typeddict-unknown-key]
+        scope[_IN_FLIGHT] = tally  # type: ignore[typeddict-unknown-key]
 
-    def response_started(self, scope: HTTPScope, status: int) -> None:
-        request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[typeddict-item]
-        seconds = self._clock() - request.started
-        request.answered = True
-        tally = request.tally
+    def response_started(self, scope: HTTPScope, started: float, status: int) -> None:
+        tally: Tally = scope[_IN_FLIGHT]  # type: ignore[typeddict-item]
+        seconds = self._clock() - started
         # The first bucket whose bound is at least ``seconds`` (the last is +Inf):
         # a compiled loop over unboxed floats, cheaper than calling bisect.
         index = 0
@@ -106,12 +97,11 @@ class RequestMetrics:
         tally.total += seconds
         tally.count(status)
 
-    def request_finished(self, scope: HTTPScope) -> None:
-        request: _InFlight = scope[_IN_FLIGHT]  # type: ignore[typeddict-item]
-        tally = request.tally
+    def request_finished(self, scope: HTTPScope, started: float, status: int) -> None:
+        tally: Tally = scope[_IN_FLIGHT]  # type: ignore[typeddict-item]
         if tally.live:
             tally.open -= 1
-        if not request.answered:
+        if not status:
             tally.count(0)  # the client went away first, or the server failed
 
 
