@@ -72,6 +72,7 @@ MODULE_LAYERS: dict[str, Layers] = {
             (
                 "durable_sessions.follow",
                 "durable_sessions.server",
+                "durable_sessions.async_server",
                 "durable_sessions.sse_reader",
                 "durable_sessions.producer",
                 "durable_sessions.bootstrap",

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import psycopg
+from durable_sessions.async_server import AsyncStreamServer, UnexpectedStatusError
 from durable_sessions.http1 import Http1Client
-from durable_sessions.tokens import token_provider
+from durable_sessions.protocol.listing import StreamInfo
 from psycopg_pool import AsyncConnectionPool
 
 from ds_sync import checkpoints
@@ -30,8 +31,6 @@ from ds_sync.leases import ShardLeases
 from ds_sync.metrics import Metrics
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.mirror import MirrorStore, TableMirror
-from ds_sync.model import StreamInfo
-from ds_sync.server_api import ServerApi, ServerError
 from ds_sync.sightings import Sightings
 from ds_sync.streams import Streams
 from ds_sync.wakes import Wakes
@@ -68,8 +67,10 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=limits) as http:
         lean = Http1Client(timeout_secs=HTTP_TIMEOUT.connect or 10.0)
         # The server's token on every request to it; a token file is read again when it
-        # changes, and after a 401 (ServerApi.headers).
-        api = ServerApi(http, settings.server_url, token_provider(settings.token_source), lean)
+        # changes, and after a 401.
+        api = AsyncStreamServer(
+            settings.server_url, token=settings.token_source, http=http, lean=lean
+        )
         await _until(
             stop,
             lambda: asyncio.to_thread(_migrate, settings.postgres_url),
@@ -165,7 +166,7 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
 
 def _start_mirrors(
     settings: Settings,
-    api: ServerApi,
+    api: AsyncStreamServer,
     http: httpx.AsyncClient,
     store: MirrorStore,
     metrics: Metrics,
@@ -194,7 +195,7 @@ async def _keep_listening(wakes: Wakes, start: str | None) -> None:
                 start = await wakes.prepare()
                 await wakes.rescan_now()
             await wakes.listen(start)
-        except (httpx.HTTPError, ServerError, OSError) as exc:
+        except (httpx.HTTPError, UnexpectedStatusError, OSError) as exc:
             delay = backoff.next_delay()
             log.warning("wake stream: %s; subscribing again in %.2fs", exc, delay)
             await asyncio.sleep(delay)
@@ -229,7 +230,7 @@ async def _until(stop: asyncio.Event, step: Callable[[], Awaitable[Any]], what: 
             return await step()
         except MigrationError:
             raise
-        except ServerError as exc:
+        except UnexpectedStatusError as exc:
             if 400 <= exc.status < 500:
                 log.error("%s: the server refuses it (%s); going on without", what, exc)
                 return None
