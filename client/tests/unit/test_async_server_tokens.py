@@ -17,8 +17,20 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def _server(http: httpx.AsyncClient, token: Path | None) -> AsyncStreamServer:
-    return AsyncStreamServer("http://envoy:8080", token=token, http=http)
+@contextlib.asynccontextmanager
+async def _mocked(
+    token: Path | None, answer: Callable[[str | None], httpx.Response]
+) -> AsyncIterator[tuple[AsyncStreamServer, list[str | None]]]:
+    """A server whose httpx calls ``answer`` answers from each request's Authorization;
+    and the Authorizations seen, in order."""
+    seen: list[str | None] = []
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("authorization"))
+        return answer(seen[-1])
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(respond)) as http:
+        yield AsyncStreamServer("http://envoy:8080", token=token, http=http), seen
 
 
 def _renew_unseen(token: Path, text: str) -> None:
@@ -31,14 +43,7 @@ def _renew_unseen(token: Path, text: str) -> None:
 async def test_a_renewed_file_is_sent_from_the_next_request_on(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text("first\n")
-    seen: list[str | None] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request.headers.get("authorization"))
-        return httpx.Response(404)
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
-        server = _server(http, token)
+    async with _mocked(token, lambda _: httpx.Response(404)) as (server, seen):
         assert await server.head("a") is None
         token.write_text("second, renewed\n")
         assert await server.head("a") is None
@@ -49,17 +54,14 @@ async def test_a_renewed_file_is_sent_from_the_next_request_on(tmp_path: Path) -
 async def test_a_401_reads_the_file_again_and_retries_once(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text("old")
-    seen: list[str | None] = []
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request.headers.get("authorization"))
-        if request.headers.get("authorization") == "Bearer old":
+    def answer(authorization: str | None) -> httpx.Response:
+        if authorization == "Bearer old":
             _renew_unseen(token, "new")
             return httpx.Response(401, text="token expired")
         return httpx.Response(404)
 
-    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
-        server = _server(http, token)
+    async with _mocked(token, answer) as (server, seen):
         assert await server.head("a") is None
     assert seen == ["Bearer old", "Bearer new"]
 
@@ -67,28 +69,16 @@ async def test_a_401_reads_the_file_again_and_retries_once(tmp_path: Path) -> No
 async def test_a_401_with_no_other_token_stands(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text("revoked")
-    seen: list[str | None] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request.headers.get("authorization"))
-        return httpx.Response(401, json={"error": {"code": "UNAUTHORIZED", "message": "no"}})
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+    refusal = {"error": {"code": "UNAUTHORIZED", "message": "no"}}
+    async with _mocked(token, lambda _: httpx.Response(401, json=refusal)) as (server, seen):
         with pytest.raises(UnexpectedStatusError) as refused:
-            await _server(http, token).head("a")
+            await server.head("a")
     assert (refused.value.status, refused.value.code) == (401, "UNAUTHORIZED")
     assert seen == ["Bearer revoked"]
 
 
 async def test_no_token_sends_no_authorization() -> None:
-    seen: list[str | None] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request.headers.get("authorization"))
-        return httpx.Response(404)
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
-        server = _server(http, None)
+    async with _mocked(None, lambda _: httpx.Response(404)) as (server, seen):
         assert await server.auth_headers() == {}
         assert await server.head("a") is None
     assert seen == [None]
