@@ -23,17 +23,13 @@ from durable_sessions.http1 import Http1Client
 from durable_sessions.protocol.listing import StreamInfo
 from psycopg_pool import AsyncConnectionPool
 
-from ds_sync import checkpoints
 from ds_sync.backoff import Backoff
-from ds_sync.discovery import Scanner
 from ds_sync.http_endpoint import serve
-from ds_sync.leases import ShardLeases
 from ds_sync.metrics import Metrics
+from ds_sync.metrics_export import Exposition
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.mirror import MirrorStore, TableMirror
-from ds_sync.sightings import Sightings
-from ds_sync.streams import Streams
-from ds_sync.wakes import Wakes
+from ds_sync.sessions import Scanner, ShardLeases, Sightings, Streams, Wakes, checkpoints
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -50,13 +46,14 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Sync until ``stop`` is set, or SIGTERM/SIGINT arrives."""
     stop = stop or _stop_on_signals()
     metrics = Metrics(top_streams=settings.metrics_top_streams)
+    exposition = Exposition(metrics)
     ready = False
     streams: Streams | None = None
 
     def metrics_text() -> str:
         if streams is not None:
             streams.refresh_metrics()
-        return metrics.render()
+        return exposition.render()
 
     endpoint = None
     if settings.metrics_port:

@@ -31,7 +31,7 @@ from durable_sessions.protocol.urls import bootstrap_url
 from durable_sessions.sse_reader import SseReader, SseUnavailableError
 from durable_streams import RetentionGoneError, StreamNotFoundError
 
-from ds_sync.model import Read
+from ds_sync.sessions.model import Read
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -32,8 +32,8 @@ import psycopg
 from durable_sessions.sessions.fields import fields_of_json
 from psycopg import errors as pg_errors
 
-from ds_sync.model import Status
-from ds_sync.pg_arrays import int_array, text_array
+from ds_sync.sessions.model import Status
+from ds_sync.sessions.pg_arrays import int_array, text_array
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
 
     from ds_sync.metrics import Metrics
-    from ds_sync.model import Read
-    from ds_sync.stream_state import Chain, StreamState
+    from ds_sync.sessions.model import Read
+    from ds_sync.sessions.stream_state import Chain, StreamState
 
 log = logging.getLogger("ds_sync.writer")
 

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 from durable_sessions.protocol.offsets import parse_offset
 
 from ds_sync.backoff import Backoff
-from ds_sync.model import Status
+from ds_sync.sessions.model import Status
 
 if TYPE_CHECKING:
-    from ds_sync.model import Read
-    from ds_sync.tailer import Reader
+    from ds_sync.sessions.model import Read
+    from ds_sync.sessions.tailer import Reader
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -24,12 +24,12 @@ from durable_sessions.protocol.offsets import parse_offset
 from durable_sessions.protocol.patterns import any_matches
 from durable_streams import DurableStreamError
 
-from ds_sync import checkpoints
-from ds_sync.model import Status
-from ds_sync.shards import AllStreams, shard_of
-from ds_sync.stream_state import StreamState
-from ds_sync.tailer import Ending, Reader
-from ds_sync.writer import StaleCheckpoint, UniqueConflict, Writer
+from ds_sync.sessions import checkpoints
+from ds_sync.sessions.model import Status
+from ds_sync.sessions.shards import AllStreams, shard_of
+from ds_sync.sessions.stream_state import StreamState
+from ds_sync.sessions.tailer import Ending, Reader
+from ds_sync.sessions.writer import StaleCheckpoint, UniqueConflict, Writer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
@@ -38,12 +38,12 @@ if TYPE_CHECKING:
     from durable_sessions.async_server import AsyncStreamServer
     from psycopg_pool import AsyncConnectionPool
 
-    from ds_sync.checkpoints import Checkpoint
     from ds_sync.metrics import Metrics
-    from ds_sync.model import Read
+    from ds_sync.sessions.checkpoints import Checkpoint
+    from ds_sync.sessions.model import Read
+    from ds_sync.sessions.shards import Ownership
+    from ds_sync.sessions.stream_state import Chain
     from ds_sync.settings import Settings
-    from ds_sync.shards import Ownership
-    from ds_sync.stream_state import Chain
 
 log = logging.getLogger("ds_sync.streams")
 # Streams first seen at once (a HEAD, then their checkpoint row). A burst of

@@ -44,7 +44,7 @@ from durable_sessions.protocol.subscriptions import NO_PENDING_WORK, Grant
 from durable_sessions.sse_reader import SseReader
 
 from ds_sync.backoff import Backoff
-from ds_sync.shards import shard_of
+from ds_sync.sessions.shards import shard_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from durable_sessions.protocol.offsets import START
 
-from ds_sync.model import Status
+from ds_sync.sessions.model import Status
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool

@@ -41,7 +41,7 @@ from durable_sessions.protocol.subscriptions import Grant
 from durable_sessions.sse_reader import SseReader
 
 from ds_sync.backoff import Backoff
-from ds_sync.shards import AllStreams
+from ds_sync.sessions.shards import AllStreams
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from durable_sessions.protocol.patterns import Pattern
 
     from ds_sync.metrics import Metrics
+    from ds_sync.sessions.shards import Ownership
     from ds_sync.settings import Settings
-    from ds_sync.shards import Ownership
 
 log = logging.getLogger("ds_sync.wakes")
 

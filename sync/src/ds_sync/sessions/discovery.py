@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from durable_sessions.async_server import AsyncStreamServer
 
     from ds_sync.metrics import Metrics
+    from ds_sync.sessions.streams import Streams
     from ds_sync.settings import Settings
-    from ds_sync.streams import Streams
 
 log = logging.getLogger("ds_sync.discovery")
 
