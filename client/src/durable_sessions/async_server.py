@@ -110,6 +110,7 @@ class AsyncStreamServer:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.token: TokenProvider | None = token_provider(token)
+        self._subscription_urls: dict[str, str] = {}
         context = _ssl_context(verify)
         self._own_http = http is None
         self.http = http or httpx.AsyncClient(timeout=timeout, verify=context)
@@ -247,7 +248,7 @@ class AsyncStreamServer:
         One configured differently (the server answers 409) is deleted and
         made again with ``config``: the caller's configuration wins.
         """
-        url = subscription_url(self.base_url, subscription_id)
+        url = self._subscription_url(subscription_id)
         body = msgspec.json.encode(config)
         headers = {CONTENT_TYPE: JSON}
         response = await self._httpx("PUT", url, content=body, headers=headers)
@@ -261,7 +262,7 @@ class AsyncStreamServer:
         """Lease the subscription's pending work as ``worker``: the `Grant`, or the code of
         the 409 refusing it (``ALREADY_CLAIMED``: another worker holds it;
         ``NO_PENDING_WORK``: nothing to hold; ``CONFLICT`` when the body says none)."""
-        url = subscription_url(self.base_url, subscription_id) + "/claim"
+        url = self._subscription_url(subscription_id) + "/claim"
         response = await self._lean("POST", url, claim_body(worker), {CONTENT_TYPE: JSON})
         if response.status_code == _CONFLICT:
             return error_code(response.body) or "CONFLICT"
@@ -284,10 +285,18 @@ class AsyncStreamServer:
 
     async def _settle(self, subscription_id: str, grant: Grant, verb: str, body: bytes) -> None:
         # The grant's token authorises settling the wake, in place of the provider's.
-        url = f"{subscription_url(self.base_url, subscription_id)}/{verb}"
+        url = f"{self._subscription_url(subscription_id)}/{verb}"
         headers = {CONTENT_TYPE: JSON, AUTHORIZATION: f"Bearer {grant.token}"}
         response = await self.lean.request("POST", url, content=body, headers=headers)
         _expect(response, f"{verb} {subscription_id}", _OK, _NO_CONTENT)
+
+    def _subscription_url(self, subscription_id: str) -> str:
+        # Claims, acks and renewals go to a handful of subscriptions many times a second.
+        url = self._subscription_urls.get(subscription_id)
+        if url is None:
+            url = subscription_url(self.base_url, subscription_id)
+            self._subscription_urls[subscription_id] = url
+        return url
 
     # -- requests ------------------------------------------------------------
 
