@@ -23,8 +23,6 @@ KNOWN_CIRCLES = [
     frozenset({"ds_bench.sync_bench", "ds_bench.sync_report", "ds_bench.sync_tables"}),
     # ds-spark's snapshot job and its verification.
     frozenset({"ds_spark.snapshots.job", "ds_spark.snapshots.verify"}),
-    # ds-sync's metrics and their export.
-    frozenset({"ds_sync.metrics", "ds_sync.metrics_export"}),
 ]
 
 

@@ -72,6 +72,7 @@ MODULE_LAYERS: dict[str, Layers] = {
             (
                 "durable_sessions.follow",
                 "durable_sessions.server",
+                "durable_sessions.async_server",
                 "durable_sessions.sse_reader",
                 "durable_sessions.producer",
                 "durable_sessions.bootstrap",
@@ -140,7 +141,29 @@ MODULE_LAYERS: dict[str, Layers] = {
         ("foundation", ("ds_stack.ports", "ds_stack")),
     ],
 }
-for _package in ("ds_sync", "ds_spark", "ds_bench"):
+MODULE_LAYERS["ds_sync"] = [
+    ("commands", ("ds_sync.cli", "ds_sync.__main__")),
+    # Runs both directions: start-up, shutdown, /metrics and /healthz.
+    ("service", ("ds_sync.service", "ds_sync.http_endpoint")),
+    # The two directions: streams → Postgres, Postgres → streams.
+    ("directions", ("ds_sync.sessions", "ds_sync.mirror")),
+    (
+        "foundation",
+        (
+            "ds_sync",
+            "ds_sync.settings",
+            "ds_sync.metrics",
+            "ds_sync.metrics_export",
+            "ds_sync.migrate",
+            "ds_sync.migrations",
+            "ds_sync.postgres_version",
+            "ds_sync.table_names",
+            "ds_sync.backoff",
+            "ds_sync.failpoints",
+        ),
+    ),
+]
+for _package in ("ds_spark", "ds_bench"):
     MODULE_LAYERS[_package] = [
         ("commands", (f"{_package}.cli", f"{_package}.__main__")),
         ("the rest", (_package, f"{_package}.")),

@@ -11,6 +11,8 @@ reconnects, bootstrap, idempotent producers, tokens).
 - `follow`, `bootstrap`: a stream's snapshot and tail;
 - `StreamServer`: a server's streams by path, for synchronous batch
   readers (listings, page reads, streamed bootstraps, snapshots);
+- `AsyncStreamServer`: its asyncio twin for services (listings, creating,
+  appending, snapshots, pull-wake subscriptions);
 - `durable_sessions.tokens`: bearer tokens for every request;
 - `durable_sessions.protocol`: the protocol's vocabulary;
 - `durable_sessions.sessions`: session events as a typed API (writers,
@@ -25,6 +27,7 @@ from __future__ import annotations
 from durable_streams import DurableStreamError, RetentionGoneError, StreamNotFoundError
 
 from durable_sessions._live import sse_session
+from durable_sessions.async_server import AsyncStreamServer, UnexpectedStatusError
 from durable_sessions.bootstrap import bootstrap, fetch_bootstrap
 from durable_sessions.events import Bootstrapped, Event, Update
 from durable_sessions.follow import LiveMode, follow
@@ -63,6 +66,7 @@ from durable_sessions.tokens import (
 
 __all__ = [
     "AsyncIdempotentProducer",
+    "AsyncStreamServer",
     "Bootstrap",
     "BootstrapFormatError",
     "Bootstrapped",
@@ -93,6 +97,7 @@ __all__ = [
     "TokenAuth",
     "TokenProvider",
     "TokenSource",
+    "UnexpectedStatusError",
     "Update",
     "bootstrap",
     "create",

@@ -1,7 +1,8 @@
 """What ds-sync counts, and the lag it observes; ``metrics_export`` renders it.
 
 The components bump plain fields (one event loop: no locks); lag goes into
-histograms as it is observed. ``render`` produces the Prometheus text.
+histograms as it is observed. ``metrics_export.Exposition`` produces the
+Prometheus text.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prometheus_client import CollectorRegistry, Histogram, disable_created_metrics
-from prometheus_client.exposition import generate_latest
+from prometheus_client import Histogram, disable_created_metrics
 
 # A ``_created`` series per counter would double the scrape for what the
 # process start time says.
@@ -89,23 +89,20 @@ class Metrics:
     checkpoint_ages: dict[str, float] = field(default_factory=dict)
     # How many of them /metrics names; the rest are one series.
     top_streams: int = 10
-    registry: CollectorRegistry = field(init=False, repr=False)
+    # Lag per direction; registered where the metrics are exposed.
+    lag: Histogram = field(init=False, repr=False)
     _lag: dict[Direction, Histogram] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        from ds_sync.metrics_export import Figures  # renders this class: imports it
-
-        self.registry = CollectorRegistry(auto_describe=True)
-        lag = Histogram(
+        self.lag = Histogram(
             "ds_sync_lag_seconds",
             "Lag per direction: stream→Postgres, an event's own timestamp to its commit in "
             "session_events; Postgres→stream, a change's commit to its delivery to the stream",
             ("direction",),
             buckets=_LAG_BUCKETS,
-            registry=self.registry,
+            registry=None,
         )
-        self._lag = {direction: lag.labels(direction) for direction in DIRECTIONS}
-        self.registry.register(Figures(self))
+        self._lag = {direction: self.lag.labels(direction) for direction in DIRECTIONS}
 
     def committed(self, *, group_size: int, rows: int) -> None:
         """One transaction carrying ``group_size`` batches and ``rows`` rows."""
@@ -124,7 +121,3 @@ class Metrics:
             figures = TableMetrics(lag_histogram=self._lag["postgres_to_stream"])
             self.tables[name] = figures
         return figures
-
-    def render(self) -> str:
-        """The Prometheus text exposition of every metric."""
-        return generate_latest(self.registry).decode("utf-8")

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.registry import Collector
+from prometheus_client.registry import Collector, CollectorRegistry
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -63,6 +64,19 @@ _TABLE_FAMILIES = (
     ("ds_sync_table_takeovers", "counter", "Times this process went from standby to active",
      "takeovers"),
 )  # fmt: skip
+
+
+class Exposition:
+    """The Prometheus text of one ``Metrics``: its lag histograms and every other figure."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._registry = CollectorRegistry(auto_describe=True)
+        self._registry.register(metrics.lag)
+        self._registry.register(Figures(metrics))
+
+    def render(self) -> str:
+        """The text exposition, read from the metrics now."""
+        return generate_latest(self._registry).decode("utf-8")
 
 
 class Figures(Collector):

@@ -18,23 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import psycopg
+from durable_sessions.async_server import AsyncStreamServer, UnexpectedStatusError
 from durable_sessions.http1 import Http1Client
-from durable_sessions.tokens import token_provider
+from durable_sessions.protocol.listing import StreamInfo
 from psycopg_pool import AsyncConnectionPool
 
-from ds_sync import checkpoints
 from ds_sync.backoff import Backoff
-from ds_sync.discovery import Scanner
 from ds_sync.http_endpoint import serve
-from ds_sync.leases import ShardLeases
 from ds_sync.metrics import Metrics
+from ds_sync.metrics_export import Exposition
 from ds_sync.migrate import MigrationError, migrate
 from ds_sync.mirror import MirrorStore, TableMirror
-from ds_sync.model import StreamInfo
-from ds_sync.server_api import ServerApi, ServerError
-from ds_sync.sightings import Sightings
-from ds_sync.streams import Streams
-from ds_sync.wakes import Wakes
+from ds_sync.sessions import Scanner, ShardLeases, Sightings, Streams, Wakes, checkpoints
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -51,13 +46,14 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Sync until ``stop`` is set, or SIGTERM/SIGINT arrives."""
     stop = stop or _stop_on_signals()
     metrics = Metrics(top_streams=settings.metrics_top_streams)
+    exposition = Exposition(metrics)
     ready = False
     streams: Streams | None = None
 
     def metrics_text() -> str:
         if streams is not None:
             streams.refresh_metrics()
-        return metrics.render()
+        return exposition.render()
 
     endpoint = None
     if settings.metrics_port:
@@ -68,8 +64,10 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=limits) as http:
         lean = Http1Client(timeout_secs=HTTP_TIMEOUT.connect or 10.0)
         # The server's token on every request to it; a token file is read again when it
-        # changes, and after a 401 (ServerApi.headers).
-        api = ServerApi(http, settings.server_url, token_provider(settings.token_source), lean)
+        # changes, and after a 401.
+        api = AsyncStreamServer(
+            settings.server_url, token=settings.token_source, http=http, lean=lean
+        )
         await _until(
             stop,
             lambda: asyncio.to_thread(_migrate, settings.postgres_url),
@@ -165,7 +163,7 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
 
 def _start_mirrors(
     settings: Settings,
-    api: ServerApi,
+    api: AsyncStreamServer,
     http: httpx.AsyncClient,
     store: MirrorStore,
     metrics: Metrics,
@@ -194,7 +192,7 @@ async def _keep_listening(wakes: Wakes, start: str | None) -> None:
                 start = await wakes.prepare()
                 await wakes.rescan_now()
             await wakes.listen(start)
-        except (httpx.HTTPError, ServerError, OSError) as exc:
+        except (httpx.HTTPError, UnexpectedStatusError, OSError) as exc:
             delay = backoff.next_delay()
             log.warning("wake stream: %s; subscribing again in %.2fs", exc, delay)
             await asyncio.sleep(delay)
@@ -229,7 +227,7 @@ async def _until(stop: asyncio.Event, step: Callable[[], Awaitable[Any]], what: 
             return await step()
         except MigrationError:
             raise
-        except ServerError as exc:
+        except UnexpectedStatusError as exc:
             if 400 <= exc.status < 500:
                 log.error("%s: the server refuses it (%s); going on without", what, exc)
                 return None

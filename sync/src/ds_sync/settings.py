@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import pydantic_settings
+from durable_sessions.protocol.patterns import Pattern, PatternError, parse_patterns
 from pydantic import (
     AliasChoices,
     Field,
@@ -24,7 +25,6 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from ds_sync.patterns import Pattern, PatternError, parse_patterns
 from ds_sync.table_names import TableName, TableNameError, parse_tables
 
 PREFIX = "DS_SYNC__"

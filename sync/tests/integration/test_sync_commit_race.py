@@ -14,9 +14,9 @@ import msgspec
 import psycopg
 from ds_sync.metrics import Metrics
 from ds_sync.migrate import migrate
-from ds_sync.model import Read, Status
-from ds_sync.stream_state import Chain, StreamState
-from ds_sync.writer import StaleCheckpoint, Writer
+from ds_sync.sessions.model import Read, Status
+from ds_sync.sessions.stream_state import Chain, StreamState
+from ds_sync.sessions.writer import StaleCheckpoint, Writer
 from psycopg_pool import AsyncConnectionPool
 from sync_support import rows
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from ds_sync.shards import shard_of
+from ds_sync.sessions.shards import shard_of
 from sync_support import count_events, group, rows, shards_held, wait_until
 
 if TYPE_CHECKING:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 
 from ds_sync.metrics import Metrics
-from ds_sync.metrics_export import OTHERS
+from ds_sync.metrics_export import OTHERS, Exposition
 from prometheus_client.parser import text_string_to_metric_families
 
 
 def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(metrics.render())
+        for family in text_string_to_metric_families(Exposition(metrics).render())
         for sample in family.samples
     }
 

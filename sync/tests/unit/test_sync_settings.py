@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from ds_sync.patterns import Pattern
 from ds_sync.settings import SettingsError, load_settings
+from durable_sessions.protocol.patterns import Pattern
 
 NAMES = ["DS_SERVER_URL", "POSTGRES_URL", "ELECTRIC_URL"]
 

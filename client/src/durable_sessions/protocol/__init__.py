@@ -1,5 +1,6 @@
 """The protocol's vocabulary, in one place: offsets, headers, content types, URLs,
-stream-name patterns, bucket listings, bootstrap bodies and JSON-mode framing.
+stream-name patterns, bucket listings, bootstrap bodies, JSON-mode framing and
+pull-wake subscriptions.
 
 Pure values and parsers, no I/O: what every client of the server (this SDK,
 ds-sync, ds-spark, tests) says to it is spelled here once.
@@ -49,6 +50,13 @@ from durable_sessions.protocol.patterns import (
     parse_pattern,
     parse_patterns,
 )
+from durable_sessions.protocol.subscriptions import (
+    ALREADY_CLAIMED,
+    NO_PENDING_WORK,
+    ClaimedStream,
+    Grant,
+    error_code,
+)
 from durable_sessions.protocol.urls import (
     BUCKET_PREFIX,
     STREAM_PREFIX,
@@ -64,11 +72,13 @@ from durable_sessions.protocol.urls import (
 )
 
 __all__ = [
+    "ALREADY_CLAIMED",
     "BEGINNING",
     "BUCKET_PREFIX",
     "JSON",
     "LISTING_PAGE_LIMIT",
     "NOW",
+    "NO_PENDING_WORK",
     "NO_SNAPSHOT",
     "OCTET_STREAM",
     "OFFSET_DIGITS",
@@ -78,6 +88,8 @@ __all__ = [
     "Bootstrap",
     "BootstrapFormatError",
     "BootstrapReader",
+    "ClaimedStream",
+    "Grant",
     "JsonFramingError",
     "ListingFormatError",
     "ListingPage",
@@ -94,6 +106,7 @@ __all__ = [
     "boundary_of",
     "bucket_stream_url",
     "bucket_url",
+    "error_code",
     "format_offset",
     "headers",
     "is_json",

@@ -8,14 +8,12 @@ order. ``-1`` (the beginning) and ``now`` (the tail) are only ever sent.
 
 from __future__ import annotations
 
-import re
-
 OFFSET_DIGITS = 20
 BEGINNING = "-1"
 NOW = "now"
 # The first real offset: where a read from ``-1`` starts.
 START = "0" * OFFSET_DIGITS
-_OFFSET = re.compile(r"[0-9]{20}", re.ASCII)
+_POSITIONS = 10**OFFSET_DIGITS
 
 
 class OffsetError(ValueError):
@@ -24,7 +22,7 @@ class OffsetError(ValueError):
 
 def format_offset(position: int) -> str:
     """The offset of byte ``position``."""
-    if not 0 <= position < 10**OFFSET_DIGITS:
+    if not 0 <= position < _POSITIONS:
         raise OffsetError(f"byte position out of range: {position}")
     return str(position).zfill(OFFSET_DIGITS)
 
@@ -35,11 +33,11 @@ def parse_offset(token: str) -> int:
     Raises `OffsetError` for anything else, ``now`` included (it
     names no fixed position).
     """
+    if is_offset(token):
+        return int(token)
     if token == BEGINNING:
         return 0
-    if _OFFSET.fullmatch(token) is None:
-        raise OffsetError(f"{token!r} is not a 20-digit stream offset")
-    return int(token)
+    raise OffsetError(f"{token!r} is not a 20-digit stream offset")
 
 
 def normal_offset(token: str) -> str:
@@ -49,4 +47,5 @@ def normal_offset(token: str) -> str:
 
 def is_offset(token: str) -> bool:
     """Whether ``token`` is a real (20-digit) offset."""
-    return _OFFSET.fullmatch(token) is not None
+    # isascii: isdigit alone takes other scripts' digits. Cheaper than a regex on hot paths.
+    return len(token) == OFFSET_DIGITS and token.isascii() and token.isdigit()

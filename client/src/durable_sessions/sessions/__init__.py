@@ -33,7 +33,7 @@ from durable_sessions.sessions.events import (
     TypingEvent,
     parse_event,
 )
-from durable_sessions.sessions.fields import EventFields, Kind, fields_of
+from durable_sessions.sessions.fields import EventFields, Kind, fields_of, fields_of_json
 from durable_sessions.sessions.fold import (
     SNAPSHOT_FORMAT,
     SnapshotFormatError,
@@ -107,6 +107,7 @@ __all__ = [
     "create_session",
     "deleted_message_event",
     "fields_of",
+    "fields_of_json",
     "fold",
     "fork_session",
     "format_time",

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+import msgspec
+
 from durable_sessions.sessions.timestamps import parse_time
 
 if TYPE_CHECKING:
@@ -66,6 +68,18 @@ def fields_of(message: Any) -> EventFields:
         # Without both it is no session event: no type, key or operation at all.
         return EventFields(None, None, None, time)
     return EventFields(kind, key, _string(_choose("operation", headers, message)), time)
+
+
+def fields_of_json(raw: bytes) -> EventFields:
+    """The §2 fields of one message as a stream stores it (its JSON text); text that
+    is not JSON has none."""
+    try:
+        return fields_of(_decoder.decode(raw))
+    except msgspec.DecodeError:
+        return NO_FIELDS
+
+
+_decoder = msgspec.json.Decoder()
 
 
 def _choose(name: str, headers: dict[str, Any], message: dict[str, Any]) -> Any:

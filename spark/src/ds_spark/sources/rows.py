@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from ds_sync.events import extract
 from durable_sessions.protocol.offsets import format_offset
+from durable_sessions.sessions.fields import fields_of
 
 from ds_spark.errors import StreamError
 
@@ -58,16 +58,16 @@ def message_row(path: str, batch_start: str, index: int, raw: bytes) -> EventRow
         message: Any = _decoder.decode(raw)
     except msgspec.DecodeError:
         raise StreamError(f"stream {path} holds a message that is not JSON") from None
-    fields = extract(message)
+    fields = fields_of(message)
     payload = raw.decode("utf-8", "replace")
     return (
         path,
         batch_start,
         index,
-        fields.event_type,
-        fields.event_key,
+        fields.type,
+        fields.key,
         fields.operation,
-        fields.event_time,
+        fields.time,
         payload,
     )
 

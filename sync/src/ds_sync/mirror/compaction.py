@@ -28,18 +28,18 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from durable_sessions import bootstrap, publish_snapshot
+from durable_sessions import bootstrap
+from durable_sessions.protocol.offsets import format_offset, parse_offset
 
 from ds_sync import failpoints
 from ds_sync.mirror.fold import TableState
-from ds_sync.offsets import normal, position
-from ds_sync.server_api import JSON
 
 if TYPE_CHECKING:
+    from durable_sessions.async_server import AsyncStreamServer
+    from durable_sessions.protocol.listing import StreamInfo
+
     from ds_sync.metrics import TableMetrics
     from ds_sync.mirror.state import MirrorStore
-    from ds_sync.model import StreamInfo
-    from ds_sync.server_api import ServerApi
 
 log = logging.getLogger("ds_sync.mirror")
 
@@ -49,7 +49,7 @@ class Compactor:
 
     def __init__(
         self,
-        api: ServerApi,
+        api: AsyncStreamServer,
         stream: str,
         table: str,
         store: MirrorStore,
@@ -71,11 +71,11 @@ class Compactor:
         self._observe(info)
         if info.snapshot_offset is None:
             return
-        if snapshot is not None and info.snapshot_offset == position(snapshot[0]):
+        if snapshot is not None and info.snapshot_offset == parse_offset(snapshot[0]):
             self._metrics.snapshot_at = snapshot[1]
         else:
             # Published, then killed before recording it: it is from about now.
-            offset = normal(str(info.snapshot_offset))
+            offset = format_offset(info.snapshot_offset)
             self._metrics.snapshot_at = await self._store.record_snapshot(self._table, offset)
 
     def posted(self, size: int) -> None:
@@ -112,14 +112,14 @@ class Compactor:
         the policy's bytes after it; the snapshot's offset (None: nothing to release)."""
         started = time.monotonic()
         url = self._api.stream_url(self._stream)
-        http, headers = self._api.http, self._api.headers
-        begun = await bootstrap(url, client=http, headers=headers)
+        headers = await self._api.auth_headers()
+        begun = await bootstrap(url, client=self._api.http, headers=headers)
         state = TableState()
         if begun.snapshot is not None:
             state.apply_snapshot(begun.snapshot)
-        start = cut = position(begun.snapshot_offset)
+        start = cut = parse_offset(begun.snapshot_offset)
         # Offsets count message bytes: a part's size is how far its message moves them.
-        keep_from = position(begun.next_offset) - self._after_bytes // 2
+        keep_from = parse_offset(begun.next_offset) - self._after_bytes // 2
         for _, message in begun.messages:
             if cut + len(message) > keep_from:
                 break
@@ -127,15 +127,15 @@ class Compactor:
             cut += len(message)
         if cut == start:
             return None  # the newest half is all there is past the snapshot
-        offset = normal(str(cut))
+        offset = format_offset(cut)
         failpoints.reached("mirror.compaction-folded")
         blob = state.snapshot(offset)
-        await publish_snapshot(url, offset, blob, content_type=JSON, client=http, headers=headers)
+        await self._api.publish_snapshot(self._stream, cut, blob)
         failpoints.reached("mirror.compaction-published")
         self._metrics.snapshot_at = await self._store.record_snapshot(self._table, offset)
         self._metrics.compactions += 1
         self._metrics.snapshot_bytes = len(blob)
-        self._metrics.retained_bytes = position(begun.next_offset) - cut
+        self._metrics.retained_bytes = parse_offset(begun.next_offset) - cut
         log.info(
             "table %s: compacted %s at %s: %d rows, a %d-byte snapshot, %d bytes of history "
             "released (%.2fs)",

@@ -19,22 +19,26 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from durable_sessions.protocol.content_types import JSON
+from durable_sessions.protocol.headers import (
+    CONTENT_TYPE,
+    PRODUCER_EPOCH,
+    PRODUCER_EXPECTED_SEQ,
+    PRODUCER_ID,
+    PRODUCER_SEQ,
+    STREAM_CLOSED,
+)
+
 from ds_sync.backoff import Backoff
 from ds_sync.mirror.model import TableRefused
 
 if TYPE_CHECKING:
+    from durable_sessions.async_server import AsyncStreamServer
     from durable_sessions.http1 import Response
 
     from ds_sync.metrics import TableMetrics
-    from ds_sync.server_api import ServerApi
 
 log = logging.getLogger("ds_sync.mirror")
-
-PRODUCER_ID = "Producer-Id"
-PRODUCER_EPOCH = "Producer-Epoch"
-PRODUCER_SEQ = "Producer-Seq"
-PRODUCER_EXPECTED_SEQ = "Producer-Expected-Seq"
-STREAM_CLOSED = "Stream-Closed"
 
 
 class Fenced(Exception):
@@ -55,7 +59,7 @@ def producer_id(table_qualified: str) -> str:
 
 
 async def post(
-    api: ServerApi,
+    api: AsyncStreamServer,
     stream: str,
     ident: str,
     epoch: int,
@@ -72,8 +76,8 @@ async def post(
     server's state is not ours.
     """
     headers = {
-        **api.headers,
-        "Content-Type": "application/json",
+        **await api.auth_headers(),
+        CONTENT_TYPE: JSON,
         PRODUCER_ID: ident,
         PRODUCER_EPOCH: str(epoch),
         PRODUCER_SEQ: str(seq),

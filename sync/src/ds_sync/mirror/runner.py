@@ -31,6 +31,7 @@ import time
 from typing import TYPE_CHECKING
 
 import psycopg
+from durable_sessions.async_server import UnexpectedStatusError
 
 from ds_sync import failpoints
 from ds_sync.backoff import Backoff
@@ -41,10 +42,11 @@ from ds_sync.mirror.messages import bodies, encode_item
 from ds_sync.mirror.model import Control, TableRefused
 from ds_sync.mirror.producer import Fenced, ProducerLost, post, producer_id
 from ds_sync.mirror.state import StaleMirror
-from ds_sync.server_api import ServerError
 
 if TYPE_CHECKING:
     import httpx
+    from durable_sessions.async_server import AsyncStreamServer
+    from durable_sessions.protocol.listing import StreamInfo
     from psycopg import AsyncConnection
     from psycopg.rows import TupleRow
 
@@ -52,8 +54,6 @@ if TYPE_CHECKING:
     from ds_sync.mirror.feed import ChangeFeed
     from ds_sync.mirror.model import FeedBatch, Item
     from ds_sync.mirror.state import MirrorState, MirrorStore
-    from ds_sync.model import StreamInfo
-    from ds_sync.server_api import ServerApi
     from ds_sync.settings import Settings
     from ds_sync.table_names import TableName
 
@@ -83,7 +83,7 @@ class TableMirror:
         self,
         table: TableName,
         settings: Settings,
-        api: ServerApi,
+        api: AsyncStreamServer,
         http: httpx.AsyncClient,
         store: MirrorStore,
         metrics: TableMetrics,
@@ -260,14 +260,14 @@ class TableMirror:
         """Create the stream when missing; learn whether it holds messages."""
         stream = self.table.stream
         try:
-            await self._api.ensure_json_stream(stream)
-        except ServerError as exc:
+            await self._api.create_json_stream(stream)
+        except UnexpectedStatusError as exc:
             if exc.status == 409:
                 raise TableRefused(f"stream {stream} exists and is not a JSON stream") from None
             raise
         info = await self._api.head(stream)
         if info is None:
-            raise ServerError(f"HEAD {stream}", 404, "created, then gone")
+            raise UnexpectedStatusError(f"HEAD {stream}", 404, "created, then gone")
         if info.closed:
             raise TableRefused(f"stream {stream} is closed: nothing more can be appended")
         self._stream_has_data = info.tail > 0

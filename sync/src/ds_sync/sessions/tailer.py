@@ -26,20 +26,19 @@ from typing import TYPE_CHECKING
 
 from durable_sessions import Bootstrapped, fetch_bootstrap, follow
 from durable_sessions.protocol.content_types import JSON
+from durable_sessions.protocol.offsets import normal_offset
 from durable_sessions.protocol.urls import bootstrap_url
 from durable_sessions.sse_reader import SseReader, SseUnavailableError
 from durable_streams import RetentionGoneError, StreamNotFoundError
 
-from ds_sync.model import Read
-from ds_sync.offsets import START, normal
+from ds_sync.sessions.model import Read
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import httpx
     from durable_sessions import Event, Update
-
-    from ds_sync.server_api import ServerApi
+    from durable_sessions.async_server import AsyncStreamServer
 
 log = logging.getLogger("ds_sync.tailer")
 # A caught-up reader steps aside after this long when other streams wait for a slot.
@@ -63,7 +62,7 @@ class Reader:
 
     def __init__(
         self,
-        api: ServerApi,
+        api: AsyncStreamServer,
         http: httpx.AsyncClient,
         stream: str,
         offset: str,
@@ -145,7 +144,7 @@ class Reader:
             self._url,
             self.offset,
             self._update,
-            headers=self._api.headers,
+            headers=await self._api.auth_headers(),
             content_type=JSON,
             quiet_timeout_secs=QUIET_TIMEOUT_SECS,
         )
@@ -164,7 +163,7 @@ class Reader:
             return
         self._closed = update.closed
         self._handover(
-            Read(self.offset, normal(update.next_offset), update.messages, update.closed)
+            Read(self.offset, normal_offset(update.next_offset), update.messages, update.closed)
         )
 
     def _handover(self, read: Read) -> None:
@@ -175,9 +174,9 @@ class Reader:
     async def _bootstrap(self) -> None:
         """After a 410: the snapshot's messages, as one read that records the gap."""
         state = await fetch_bootstrap(
-            bootstrap_url(self._url), client=self._http, headers=self._api.headers
+            bootstrap_url(self._url), client=self._http, headers=await self._api.auth_headers()
         )
-        start = START if state.snapshot_offset == "-1" else normal(state.snapshot_offset)
+        start = normal_offset(state.snapshot_offset)  # "-1" (none): the start
         log.error(
             "stream %s: history %s..%s was dropped by a snapshot before it was synced (410); "
             "recorded in sync_gaps, continuing from the snapshot",
@@ -190,7 +189,7 @@ class Reader:
         self._handover(
             Read(
                 start,
-                normal(state.next_offset),
+                normal_offset(state.next_offset),
                 [body for _, body in state.messages],
                 gap_from=gap_from,
             )
@@ -213,7 +212,7 @@ class Reader:
             offset=self.offset,
             live="long-poll",
             client=self._http,
-            headers=self._api.headers,
+            headers=await self._api.auth_headers(),
         )
         try:
             async for event in events:
@@ -228,16 +227,18 @@ class Reader:
     def _poll_event(self, event: Event) -> None:
         if isinstance(event, Bootstrapped):  # follow() met a 410 and bootstrapped
             state = event.bootstrap
-            start = START if state.snapshot_offset == "-1" else normal(state.snapshot_offset)
+            start = normal_offset(state.snapshot_offset)  # "-1" (none): the start
             gap_from = self.offset
             self.offset = start
             messages = [body for _, body in state.messages]
-            self._handover(Read(start, normal(state.next_offset), messages, gap_from=gap_from))
+            self._handover(
+                Read(start, normal_offset(state.next_offset), messages, gap_from=gap_from)
+            )
             return
         self._closed = event.closed
         if event.messages or event.closed:
             self._handover(
-                Read(self.offset, normal(event.next_offset), event.messages, event.closed)
+                Read(self.offset, normal_offset(event.next_offset), event.messages, event.closed)
             )
 
     def _arm_idle(self, delay: float) -> None:

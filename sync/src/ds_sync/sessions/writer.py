@@ -29,11 +29,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import psycopg
+from durable_sessions.sessions.fields import fields_of_json
 from psycopg import errors as pg_errors
 
-from ds_sync.events import extract_raw
-from ds_sync.model import Status
-from ds_sync.pg_arrays import int_array, text_array
+from ds_sync.sessions.model import Status
+from ds_sync.sessions.pg_arrays import int_array, text_array
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
 
     from ds_sync.metrics import Metrics
-    from ds_sync.model import Read
-    from ds_sync.stream_state import Chain, StreamState
+    from ds_sync.sessions.model import Read
+    from ds_sync.sessions.stream_state import Chain, StreamState
 
 log = logging.getLogger("ds_sync.writer")
 
@@ -276,14 +276,14 @@ class Writer:
                 offsets += [read.start] * count
                 indexes += range(count)
                 for raw in read.messages:
-                    fields = extract_raw(raw)
-                    keys.append(fields.event_key)
-                    types.append(fields.event_type)
+                    fields = fields_of_json(raw)
+                    keys.append(fields.key)
+                    types.append(fields.type)
                     operations.append(fields.operation)
-                    if fields.event_time is None:
+                    if fields.time is None:
                         times.append(None)
                     else:
-                        event_time = fields.event_time
+                        event_time = fields.time
                         times.append(event_time.isoformat())
                     payloads.append(raw.decode("utf-8"))
             newest.append(event_time)
@@ -333,16 +333,16 @@ class Writer:
 
     async def _insert_rows(self, conn: AsyncConnection[object], stream: str, read: Read) -> None:
         for index, raw in enumerate(read.messages):
-            fields = extract_raw(raw)
+            fields = fields_of_json(raw)
             text = raw.decode("utf-8")
             values = (
                 stream,
                 read.start,
                 index,
-                fields.event_key,
-                fields.event_type,
+                fields.key,
+                fields.type,
                 fields.operation,
-                fields.event_time,
+                fields.time,
                 text,
             )
             try:

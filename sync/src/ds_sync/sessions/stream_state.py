@@ -15,13 +15,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from durable_sessions.protocol.offsets import parse_offset
+
 from ds_sync.backoff import Backoff
-from ds_sync.model import Status
-from ds_sync.offsets import position
+from ds_sync.sessions.model import Status
 
 if TYPE_CHECKING:
-    from ds_sync.model import Read
-    from ds_sync.tailer import Reader
+    from ds_sync.sessions.model import Read
+    from ds_sync.sessions.tailer import Reader
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -86,7 +87,7 @@ class StreamState:
     @property
     def behind(self) -> bool:
         """Whether the server has reported data past the checkpoint (or a closure not yet seen)."""
-        return self.known_tail > position(self.next_offset) or (
+        return self.known_tail > parse_offset(self.next_offset) or (
             self.closed_seen and self.status is Status.ACTIVE
         )
 
@@ -95,7 +96,7 @@ class StreamState:
         """Whether there is data (or a closure) past what was read: a reader is needed."""
         if self.read_closed:
             return False
-        return self.known_tail > position(self.read_offset) or self.closed_seen
+        return self.known_tail > parse_offset(self.read_offset) or self.closed_seen
 
     def queue(self, read: Read) -> None:
         """A reader handed over ``read`` (it begins where the previous one ended)."""

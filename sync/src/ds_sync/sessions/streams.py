@@ -19,33 +19,33 @@ from typing import TYPE_CHECKING
 
 import httpx
 import psycopg
+from durable_sessions.protocol.listing import StreamInfo
+from durable_sessions.protocol.offsets import parse_offset
+from durable_sessions.protocol.patterns import any_matches
 from durable_streams import DurableStreamError
 
-from ds_sync import checkpoints
-from ds_sync.model import Status, StreamInfo
-from ds_sync.offsets import position
-from ds_sync.patterns import any_matches
-from ds_sync.shards import AllStreams, shard_of
-from ds_sync.stream_state import StreamState
-from ds_sync.tailer import Ending, Reader
-from ds_sync.writer import StaleCheckpoint, UniqueConflict, Writer
+from ds_sync.sessions import checkpoints
+from ds_sync.sessions.model import Status
+from ds_sync.sessions.shards import AllStreams, shard_of
+from ds_sync.sessions.stream_state import StreamState
+from ds_sync.sessions.tailer import Ending, Reader
+from ds_sync.sessions.writer import StaleCheckpoint, UniqueConflict, Writer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
     from typing import Any
 
+    from durable_sessions.async_server import AsyncStreamServer
     from psycopg_pool import AsyncConnectionPool
 
-    from ds_sync.checkpoints import Checkpoint
     from ds_sync.metrics import Metrics
-    from ds_sync.model import Read
-    from ds_sync.server_api import ServerApi
+    from ds_sync.sessions.checkpoints import Checkpoint
+    from ds_sync.sessions.model import Read
+    from ds_sync.sessions.shards import Ownership
+    from ds_sync.sessions.stream_state import Chain
     from ds_sync.settings import Settings
-    from ds_sync.shards import Ownership
-    from ds_sync.stream_state import Chain
 
 log = logging.getLogger("ds_sync.streams")
-JSON_TYPE = "application/json"
 # Streams first seen at once (a HEAD, then their checkpoint row). A burst of
 # new streams (1,000 sessions created together) otherwise queues a thousand
 # requests on the HTTP pool, whose bookkeeping grows with the queue squared,
@@ -61,7 +61,7 @@ class Streams:
     def __init__(
         self,
         settings: Settings,
-        api: ServerApi,
+        api: AsyncStreamServer,
         http: httpx.AsyncClient,
         pool: AsyncConnectionPool,
         metrics: Metrics,
@@ -122,7 +122,7 @@ class Streams:
             return False
         if info.path.startswith(_GROUP_BUCKET):
             return False  # ds-sync's own wake and lease streams
-        if info.content_type is not None and not _is_json(info.content_type):
+        if info.content_type is not None and not info.is_json:
             if info.path not in self._metrics.skipped_streams:
                 self._metrics.skipped_streams.add(info.path)
                 log.warning("stream %s is %s, not JSON: not synced", info.path, info.content_type)
@@ -430,7 +430,7 @@ class Streams:
         state.recovering = False
         if not self._stopping and state.status is Status.ACTIVE and state.task is None:
             # The server may have more than we were told; reading finds out.
-            state.known_tail = max(state.known_tail, position(state.next_offset) + 1)
+            state.known_tail = max(state.known_tail, parse_offset(state.next_offset) + 1)
             self._start_reader(state)
 
     async def _retire(self, state: StreamState, status: Status, detail: str) -> None:
@@ -466,7 +466,3 @@ class Streams:
             counts[key] = counts.get(key, 0) + 1
         counts["reading"] = sum(1 for s in self._states.values() if s.task is not None)
         self._metrics.streams_by_state = counts
-
-
-def _is_json(content_type: str) -> bool:
-    return content_type.split(";", 1)[0].strip().lower() == JSON_TYPE

@@ -38,21 +38,22 @@ from typing import TYPE_CHECKING
 import httpx
 import msgspec
 import psycopg
+from durable_sessions.async_server import UnexpectedStatusError
+from durable_sessions.protocol.offsets import format_offset, normal_offset
+from durable_sessions.protocol.subscriptions import NO_PENDING_WORK, Grant
 from durable_sessions.sse_reader import SseReader
 
 from ds_sync.backoff import Backoff
-from ds_sync.offsets import normal
-from ds_sync.server_api import Grant, ServerError
-from ds_sync.shards import shard_of
+from ds_sync.sessions.shards import shard_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from durable_sessions import Update
+    from durable_sessions.async_server import AsyncStreamServer
     from psycopg_pool import AsyncConnectionPool
 
     from ds_sync.metrics import Metrics
-    from ds_sync.server_api import ServerApi
     from ds_sync.settings import Settings
 
 log = logging.getLogger("ds_sync.leases")
@@ -95,7 +96,7 @@ class ShardLeases:
     def __init__(
         self,
         settings: Settings,
-        api: ServerApi,
+        api: AsyncStreamServer,
         pool: AsyncConnectionPool,
         metrics: Metrics,
         *,
@@ -139,8 +140,8 @@ class ShardLeases:
         """Streams and subscriptions; the first heartbeat and claims (so the first scan
         already knows which streams are ours); the lease-wake stream's tail to read from."""
         await self._api.ensure_bucket(LEASE_BUCKET)
-        await self._api.ensure_json_stream(self.lease_stream)
-        await self._api.ensure_json_stream(self.wake_stream)
+        await self._api.create_json_stream(self.lease_stream)
+        await self._api.create_json_stream(self.wake_stream)
         for shard in range(self.shards):
             body = {
                 "type": "pull-wake",
@@ -153,7 +154,7 @@ class ShardLeases:
         head = await self._api.head(self.wake_stream)
         await self._heartbeat()
         await self._balance()
-        return normal(str(0 if head is None else head.tail))
+        return format_offset(0 if head is None else head.tail)
 
     async def run(self, start: str) -> None:
         """Renew, heartbeat and balance every third of the TTL; claim announced shards."""
@@ -165,7 +166,7 @@ class ShardLeases:
                     await self._renew_all()
                     await self._heartbeat()
                     await self._balance()
-                except (psycopg.Error, OSError, TimeoutError, ServerError) as exc:
+                except (psycopg.Error, OSError, TimeoutError, UnexpectedStatusError) as exc:
                     # Leases still run to their deadlines; the next tick tries again.
                     self._metrics.server_errors += 1
                     log.warning("shard leases: %s: %s", type(exc).__name__, exc)
@@ -179,7 +180,7 @@ class ShardLeases:
         for shard, lease in sorted(held.items()):
             try:
                 await self._api.release(self.sub_id(shard), lease.grant)
-            except (ServerError, OSError, TimeoutError, httpx.HTTPError) as exc:
+            except (UnexpectedStatusError, OSError, TimeoutError, httpx.HTTPError) as exc:
                 log.info("releasing shard %d: %s (its lease runs out instead)", shard, exc)
         try:
             async with self._pool.connection() as conn:
@@ -195,12 +196,12 @@ class ShardLeases:
     async def _claim(self, shard: int) -> bool:
         """Try to take the shard's lease; True when it is ours now."""
         sent = time.monotonic()
-        found = await self._api.claim_or_refusal(self.sub_id(shard), self.instance)
-        if found == "NO_PENDING_WORK":
+        found = await self._api.claim(self.sub_id(shard), self.instance)
+        if found == NO_PENDING_WORK:
             # A group made just now: give the lease stream the message nobody acks.
             await self._api.append_json(self.lease_stream, _LEASE_MESSAGE)
             sent = time.monotonic()
-            found = await self._api.claim_or_refusal(self.sub_id(shard), self.instance)
+            found = await self._api.claim(self.sub_id(shard), self.instance)
         if not isinstance(found, Grant):
             return False
         self.held[shard] = Lease(found, sent + self._ttl, sent)
@@ -217,7 +218,7 @@ class ShardLeases:
         self._metrics.shards_released += 1
         try:
             await self._api.release(self.sub_id(shard), lease.grant)
-        except ServerError as exc:
+        except UnexpectedStatusError as exc:
             log.info("releasing shard %d: %s", shard, exc)
 
     def _lose(self, shard: int, why: str) -> None:
@@ -242,7 +243,7 @@ class ShardLeases:
             sent = time.monotonic()
             try:
                 await self._api.renew(self.sub_id(shard), lease.grant)
-            except ServerError as exc:
+            except UnexpectedStatusError as exc:
                 if exc.status in (401, 404, 409):  # fenced, expired or gone: no longer ours
                     self._lose(shard, str(exc))
                     continue
@@ -287,7 +288,7 @@ class ShardLeases:
         backoff = Backoff(cap=10.0)
         url = self._api.stream_url(self.wake_stream)
         while True:
-            reader = SseReader(url, offset, self._announced, headers=self._api.headers)
+            reader = SseReader(url, offset, self._announced, headers=await self._api.auth_headers())
             try:
                 await reader.read()
                 backoff.reset()
@@ -295,7 +296,7 @@ class ShardLeases:
                 delay = backoff.next_delay()
                 log.warning("lease wakes: %s: %s; again in %.2fs", type(exc).__name__, exc, delay)
                 await asyncio.sleep(delay)
-            offset = normal(reader.offset)
+            offset = normal_offset(reader.offset)
             await asyncio.sleep(0.5)  # at most two connections a second
 
     def _announced(self, update: Update) -> None:
@@ -319,5 +320,5 @@ class ShardLeases:
                 return  # the next tick claims it if nobody else did
             try:
                 await self._claim(shard)
-            except (ServerError, OSError, TimeoutError) as exc:
+            except (UnexpectedStatusError, OSError, TimeoutError) as exc:
                 log.info("claiming announced shard %d: %s", shard, exc)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ds_sync.model import Status
-from ds_sync.offsets import START
+from durable_sessions.protocol.offsets import START
+
+from ds_sync.sessions.model import Status
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool

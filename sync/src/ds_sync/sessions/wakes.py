@@ -33,24 +33,26 @@ from typing import TYPE_CHECKING
 import httpx
 import msgspec
 import psycopg
+from durable_sessions.async_server import UnexpectedStatusError
+from durable_sessions.protocol.content_types import JSON
+from durable_sessions.protocol.listing import StreamInfo
+from durable_sessions.protocol.offsets import format_offset, normal_offset, parse_offset
+from durable_sessions.protocol.subscriptions import Grant
 from durable_sessions.sse_reader import SseReader
 
 from ds_sync.backoff import Backoff
-from ds_sync.model import StreamInfo
-from ds_sync.offsets import normal, position
-from ds_sync.server_api import JSON, ServerError
-from ds_sync.shards import AllStreams
+from ds_sync.sessions.shards import AllStreams
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from durable_sessions import Update
+    from durable_sessions.async_server import AsyncStreamServer
+    from durable_sessions.protocol.patterns import Pattern
 
     from ds_sync.metrics import Metrics
-    from ds_sync.patterns import Pattern
-    from ds_sync.server_api import ServerApi
+    from ds_sync.sessions.shards import Ownership
     from ds_sync.settings import Settings
-    from ds_sync.shards import Ownership
 
 log = logging.getLogger("ds_sync.wakes")
 
@@ -80,7 +82,7 @@ class Wakes:
     def __init__(
         self,
         settings: Settings,
-        api: ServerApi,
+        api: AsyncStreamServer,
         observe: Callable[[StreamInfo], bool],
         rescan: Callable[[], Awaitable[None]],
         metrics: Metrics,
@@ -106,14 +108,14 @@ class Wakes:
     async def prepare(self) -> str:
         """Create the bucket, wake stream and subscriptions; the wake stream's tail to read from."""
         await self._api.ensure_bucket(WAKE_BUCKET)
-        await self._api.ensure_json_stream(self.wake_stream)
+        await self._api.create_json_stream(self.wake_stream)
         await self.subscribe()
         head = await self._api.head(self.wake_stream)
         tail = 0 if head is None else head.tail
         # Work may be outstanding from before (an earlier process, missed events).
         self._due.update(self._subs)
         self._due_event.set()
-        return normal(str(tail))
+        return format_offset(tail)
 
     async def rescan_now(self) -> None:
         """List the streams again (after wakes may have been missed)."""
@@ -139,11 +141,15 @@ class Wakes:
         url = self._api.stream_url(self.wake_stream)
         while True:
             reader = SseReader(
-                url, offset, self._wake_update, headers=self._api.headers, content_type=JSON
+                url,
+                offset,
+                self._wake_update,
+                headers=await self._api.auth_headers(),
+                content_type=JSON,
             )
             started = time.monotonic()
             await reader.read()
-            offset = normal(reader.offset)
+            offset = normal_offset(reader.offset)
             if time.monotonic() - started < 1.0:
                 await asyncio.sleep(1.0)  # the connection ended at once: don't spin
             # The server ended the connection (its reconnect interval, or a restart):
@@ -174,7 +180,13 @@ class Wakes:
                 try:
                     learnt = await self._claim(sub_id) or learnt
                     backoff.reset()
-                except (httpx.HTTPError, ServerError, OSError, TimeoutError, psycopg.Error) as exc:
+                except (
+                    httpx.HTTPError,
+                    UnexpectedStatusError,
+                    OSError,
+                    TimeoutError,
+                    psycopg.Error,
+                ) as exc:
                     self._metrics.server_errors += 1
                     self._due.add(sub_id)
                     self._due_event.set()
@@ -189,17 +201,17 @@ class Wakes:
     async def _claim(self, sub_id: str) -> bool:
         """Claim, observe and ack; True when a named stream had no reader yet."""
         grant = await self._api.claim(sub_id, self._settings.name)
-        if grant is None:
+        if not isinstance(grant, Grant):
             return False  # nothing pending, or a lease held by an earlier (killed) process
         self._metrics.wakes += 1
         acks: list[tuple[str, str]] = []
         others: list[tuple[str, int]] = []
         learnt = False
         for stream in grant.streams:
-            tail = position(stream.tail_offset)
+            tail = parse_offset(stream.tail_offset)
             info = StreamInfo(path=stream.path, content_type=None, tail=tail)
             learnt = self._observe(info) or learnt
-            if tail > position(stream.acked_offset):
+            if tail > parse_offset(stream.acked_offset):
                 acks.append((stream.path, stream.tail_offset))
                 others.append((stream.path, tail))
         if others and self._publish is not None and self._ownership.shared():
@@ -208,7 +220,7 @@ class Wakes:
             self._metrics.sightings_sent += len(others)
         try:
             await self._api.ack(sub_id, grant, acks)
-        except ServerError as exc:
+        except UnexpectedStatusError as exc:
             # A stream shrank (deleted, made again) between claim and ack: hand the
             # wake back so the server announces it again with fresh tails.
             log.warning("ack of %s refused (%s); releasing the wake", sub_id, exc)

@@ -1,4 +1,5 @@
-"""Values passed between discovery, readers and the writer."""
+"""Values passed between readers and the writer (what the server says about a stream is
+``durable_sessions.protocol.listing.StreamInfo``)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,6 @@ class Status(enum.Enum):
     DONE = "done"
     DELETED = "deleted"
     FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class StreamInfo:
-    """What the server says about a stream (from a listing, a HEAD or a claim)."""
-
-    path: str
-    content_type: str | None  # None: not known from this source
-    tail: int
-    closed: bool = False
-    created_ms: int | None = None
-    # The latest snapshot's offset (a HEAD says; None: none, or not known from this source).
-    snapshot_offset: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

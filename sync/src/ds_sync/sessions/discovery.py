@@ -15,10 +15,11 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from durable_sessions.async_server import AsyncStreamServer
+
     from ds_sync.metrics import Metrics
-    from ds_sync.server_api import ServerApi
+    from ds_sync.sessions.streams import Streams
     from ds_sync.settings import Settings
-    from ds_sync.streams import Streams
 
 log = logging.getLogger("ds_sync.discovery")
 
@@ -27,14 +28,14 @@ class Scanner:
     """Lists the streams of every listable pattern and reports them to ``Streams``."""
 
     def __init__(
-        self, settings: Settings, api: ServerApi, streams: Streams, metrics: Metrics
+        self, settings: Settings, api: AsyncStreamServer, streams: Streams, metrics: Metrics
     ) -> None:
         self._settings = settings
         self._api = api
         self._streams = streams
         self._metrics = metrics
         for pattern in settings.streams:
-            if not pattern.literal and pattern.bucket is None:
+            if not pattern.listable:
                 log.info("pattern %s can't be listed: its streams are found by wakes", pattern.text)
 
     async def scan(self) -> None:
@@ -43,19 +44,12 @@ class Scanner:
         seen: set[str] = set()
         covered: list[str] = []  # prefixes whose complete listing we have
         for pattern in self._settings.streams:
-            if pattern.literal:
-                info = await self._api.head(pattern.text)
-                covered.append(pattern.text)
-                if info is not None:
-                    seen.add(info.path)
-                    self._streams.observe(info)
-            elif pattern.bucket is not None:
-                listing = await self._api.list_bucket(pattern.bucket) or []
-                covered.append(pattern.bucket + "/")
-                for info in listing:
-                    if pattern.matches(info.path):
-                        seen.add(info.path)
-                        self._streams.observe(info)
+            if not pattern.listable:
+                continue
+            for info in await self._api.find(pattern):
+                seen.add(info.path)
+                self._streams.observe(info)
+            covered.append(pattern.text if pattern.literal else f"{pattern.bucket}/")
         self._metrics.scans += 1
         for path in sorted(known_before - seen):
             if any(_covers(prefix, path) for prefix in covered):
