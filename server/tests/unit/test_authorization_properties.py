@@ -15,7 +15,13 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from authorization_model import (
+from ds_server import create_app
+from ds_server.live import LiveNotifier
+from ds_server.settings import AuthSection, Settings, StorageSection
+from ds_server.stores.registry import open_store
+from hypothesis import assume, given, settings
+from litestar.testing import TestClient
+from support.authorization_model import (
     WORLD,
     Call,
     SpyStore,
@@ -25,12 +31,6 @@ from authorization_model import (
     scenarios,
     world_requests,
 )
-from ds_server import create_app
-from ds_server.live import LiveNotifier
-from ds_server.settings import AuthSection, Settings, StorageSection
-from ds_server.stores.registry import open_store
-from hypothesis import assume, given, settings
-from litestar.testing import TestClient
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
