@@ -5,16 +5,13 @@ method, path, query and headers, as the server received them from Envoy, to
 the JSON-lines file ``$DS_TEST_RECORD_FILE``; everything inside it is the
 unmodified application (gateway authorization included). With
 ``$DS_TEST_TOUCH_FILE`` set, every stream and bucket the store is asked
-about is appended there too (``support.authorization_model.SpyStore``, from
-server/tests).
+about is appended there too (``authorization_model.SpyStore``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import uvicorn
@@ -54,9 +51,7 @@ def recording(app: ASGIApp, path: str) -> ASGIApp:
 
 def spied_store(settings: Settings, path: str) -> Store:
     """The configured store, its every touch appended to ``path`` (authorization tests)."""
-    # The authorization model is the server's tests' (server/tests/support).
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server" / "tests"))
-    from support.authorization_model import SpyStore, Touch
+    from authorization_model import SpyStore, Touch  # beside this file
 
     def record(touch: Touch) -> None:
         _append(path, json.dumps([touch.bucket, touch.mode, touch.what]))

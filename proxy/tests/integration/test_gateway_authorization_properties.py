@@ -1,6 +1,6 @@
 """Authorization of every operation through the real Envoy: a sample of the property.
 
-The same model as ``server/tests/unit/test_authorization_properties.py`` (random tokens,
+The same model as ``unit/test_authorization_properties.py`` (random tokens,
 every operation, both surfaces, fork sources spelled every way, escapes),
 but with real RS256 tokens through Envoy to a real server process whose
 store records every touch. Fewer examples: each is a few real requests.
@@ -8,23 +8,17 @@ store records every touch. Fewer examples: each is a few real requests.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from authorization_model import Token, Touch, scenarios, world_requests
 from ds_proxy.tokens import bucket_token
 from gateway_stack import ADMIN, GatewayStack, bearer
 from hypothesis import HealthCheck, given, settings
 
-# The authorization model is the server's (server/tests/support), shared with its in-process test.
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "server" / "tests"))
-
-from support.authorization_model import Token, Touch, scenarios, world_requests
-
 if TYPE_CHECKING:
-    from support.authorization_model import Call
+    from authorization_model import Call
 
 
 def _build(client: httpx.Client) -> None:

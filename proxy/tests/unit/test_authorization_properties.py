@@ -6,6 +6,10 @@ stream or bucket the token does not grant: the spy records what the server
 made the store look at, and the model (``authorization_model``) judges it
 without ``ds_server.auth``. A sample runs through the real Envoy in
 ``integration/test_gateway_authorization_properties.py``.
+
+Here, not beside ds_server.auth's other tests in server/tests: the spy
+subclasses ``Store``, which the compiled build (``make unit-compiled`` runs
+server/tests against it) does not allow.
 """
 
 from __future__ import annotations
@@ -15,13 +19,7 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from ds_server import create_app
-from ds_server.live import LiveNotifier
-from ds_server.settings import AuthSection, Settings, StorageSection
-from ds_server.stores.registry import open_store
-from hypothesis import assume, given, settings
-from litestar.testing import TestClient
-from support.authorization_model import (
+from authorization_model import (
     WORLD,
     Call,
     SpyStore,
@@ -31,6 +29,12 @@ from support.authorization_model import (
     scenarios,
     world_requests,
 )
+from ds_server import create_app
+from ds_server.live import LiveNotifier
+from ds_server.settings import AuthSection, Settings, StorageSection
+from ds_server.stores.registry import open_store
+from hypothesis import assume, given, settings
+from litestar.testing import TestClient
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
