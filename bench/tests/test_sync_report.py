@@ -4,7 +4,7 @@ CPU per event beside every figure."""
 from __future__ import annotations
 
 from ds_bench import _machine
-from ds_bench.sync_bench import LagFigures, ThroughputFigures
+from ds_bench.sync_figures import LagFigures, ThroughputFigures
 from ds_bench.sync_report import Results, markdown
 
 

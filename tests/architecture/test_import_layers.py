@@ -15,31 +15,14 @@ from workspace_layers import MEMBER_LAYERS, MODULE_LAYERS, layer_of, member_laye
 
 GRAPH = graph()
 
-# Circles that exist today, each to be broken by the change that reworks its
-# member. The test fails while one of them is still here and ALSO once it is
-# gone, so whoever breaks a circle removes it from this list: it only shrinks.
-KNOWN_CIRCLES = [
-    # ds-bench's sync benchmark: the runner, its report and its table scenario.
-    frozenset({"ds_bench.sync_bench", "ds_bench.sync_report", "ds_bench.sync_tables"}),
-    # ds-spark's snapshot job and its verification.
-    frozenset({"ds_spark.snapshots.job", "ds_spark.snapshots.verify"}),
-]
-
 
 def _describe(circle: frozenset[str]) -> str:
     return " <-> ".join(sorted(circle))
 
 
-def test_no_import_circles_but_the_known_ones() -> None:
-    found = set(cycles(GRAPH))
-    new = [_describe(circle) for circle in found - set(KNOWN_CIRCLES)]
-    assert not new, "import circles: " + "; ".join(sorted(new))
-
-
-@pytest.mark.parametrize("circle", KNOWN_CIRCLES, ids=_describe)
-def test_a_known_circle_is_still_there(circle: frozenset[str]) -> None:
-    # Gone? Good: remove it from KNOWN_CIRCLES.
-    assert circle in cycles(GRAPH), f"{_describe(circle)} is no circle any more"
+def test_no_import_circles() -> None:
+    found = [_describe(circle) for circle in cycles(GRAPH)]
+    assert not found, "import circles: " + "; ".join(sorted(found))
 
 
 def test_every_member_is_read() -> None:

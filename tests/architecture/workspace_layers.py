@@ -30,7 +30,7 @@ MODULE_LAYERS: dict[str, Layers] = {
                 "ds_server.cli",
                 "ds_server.__main__",
                 "ds_server.http_protocol",
-                "ds_server.connection_events",
+                "ds_server.connection_signals",
                 "ds_server.response_head",
                 "ds_server.stalled_writes",
                 "ds_server.listen",
@@ -40,7 +40,7 @@ MODULE_LAYERS: dict[str, Layers] = {
         ),
         ("app", ("ds_server.app", "ds_server")),
         # Request metrics and logs, /metrics: they read requests (edge) and the store.
-        ("monitoring", ("ds_server.monitoring",)),
+        ("observability", ("ds_server.observability",)),
         ("routes", ("ds_server.routes", "ds_server.auth")),
         ("edge", ("ds_server.edge",)),
         # Several replicas on one store: the subscription leader, forwarding to it.
@@ -51,7 +51,7 @@ MODULE_LAYERS: dict[str, Layers] = {
             "foundation",
             (
                 "ds_server.protocol",
-                "ds_server.events",
+                "ds_server.stream_observer",
                 "ds_server.backends",
                 "ds_server.live",
                 "ds_server.connection",

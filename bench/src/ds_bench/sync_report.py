@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from matplotlib.axes import Axes
 
-    from ds_bench.sync_bench import LagFigures, ThroughputFigures
+    from ds_bench.sync_figures import LagFigures, ThroughputFigures
 
 LAG_TARGET_MS = 100.0
 THROUGHPUT_TARGET = 20_000.0

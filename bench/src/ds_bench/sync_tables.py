@@ -24,12 +24,13 @@ import msgspec
 import psycopg
 from ds_sync.migrate import migrate
 
-from ds_bench.sync_bench import LagFigures, Window, percentile
+from ds_bench.sync_figures import LagFigures, percentile
+from ds_bench.sync_stack import Window
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ds_bench.sync_bench import Stack
+    from ds_bench.sync_stack import Stack
 
 STREAM = "pg-items"
 _WAIT_SECS = 300.0

@@ -6,6 +6,10 @@ stream or bucket the token does not grant: the spy records what the server
 made the store look at, and the model (``authorization_model``) judges it
 without ``ds_server.auth``. A sample runs through the real Envoy in
 ``integration/test_gateway_authorization_properties.py``.
+
+Here, not beside ds_server.auth's other tests in server/tests: the spy
+subclasses ``Store``, which the compiled build (``make unit-compiled`` runs
+server/tests against it) does not allow.
 """
 
 from __future__ import annotations

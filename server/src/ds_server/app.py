@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING
 from litestar import Litestar, Router
 from litestar.plugins.core import MsgspecDIPlugin
 
-from ds_server import monitoring
+from ds_server import observability
 from ds_server.auth import GatewayGuard
 from ds_server.cluster.cluster import Cluster
 from ds_server.edge.cors import Cors
 from ds_server.edge.errors import EXCEPTION_HANDLERS
 from ds_server.edge.layer import Edge
 from ds_server.edge.surfaces import BUCKET_PREFIX, STREAM_PREFIX
-from ds_server.events import StreamEvents
 from ds_server.live import LiveNotifier
 from ds_server.routes import bootstrap, buckets, fallback, health, snapshots, subscriptions
 from ds_server.routes._context import STATE_KEY, ServerContext
@@ -31,6 +30,7 @@ from ds_server.routes.dispatch import StreamDispatcher
 from ds_server.routes.viewer import viewer_router
 from ds_server.settings import Settings
 from ds_server.stores.registry import open_store
+from ds_server.stream_observer import StreamObserver
 from ds_server.subscriptions import SubscriptionManager
 from ds_server.subscriptions.storage import open_subscription_storage
 
@@ -63,7 +63,7 @@ class DsApp(Litestar):
 
     front: ASGIApp
     # The request log, if requests are logged: ``close`` it once serving has ended.
-    request_log: monitoring.AccessLog | None = None
+    request_log: observability.AccessLog | None = None
 
     async def __call__(
         self,
@@ -117,7 +117,7 @@ def create_app(
     ctx = ServerContext(
         settings=settings,
         store=store,
-        events=cluster.lead if cluster else (subs or StreamEvents()),
+        events=cluster.lead if cluster else (subs or StreamObserver()),
         lead=cluster.lead if cluster else None,
     )
     request_log = _request_log(settings)
@@ -133,18 +133,18 @@ def create_app(
         if cluster is not None:
             await cluster.start()
         if settings.metrics.enabled:
-            monitoring.watch(
+            observability.watch(
                 store,
                 families=settings.metrics.stream_families,
                 retained_limit=settings.limits.max_retained_bytes,
             )
             if metrics_socket is not None:
-                endpoint.append(await monitoring.serve_metrics(metrics_socket))
+                endpoint.append(await observability.serve_metrics(metrics_socket))
 
     async def on_shutdown(app: Litestar) -> None:
         for server in endpoint:
             server.close()
-        monitoring.watch(None)
+        observability.watch(None)
         if subs is not None:
             await subs.close()
         if cluster is not None:
@@ -187,7 +187,7 @@ def create_app(
         on_shutdown=[on_shutdown],
         request_max_body_size=None,
         openapi_config=None,
-        # Logging is the process's (monitoring.log_format): Litestar must not add its own handlers.
+        # Logging is the process's (observability.log_format): Litestar adds no handlers.
         logging_config=None,
         debug=False,
     )
@@ -210,20 +210,20 @@ def create_app(
 
 
 def _builtin_hooks(
-    settings: Settings, request_log: monitoring.AccessLog | None
+    settings: Settings, request_log: observability.AccessLog | None
 ) -> list[RequestHook]:
     hooks: list[RequestHook] = []
     if settings.metrics.enabled:
-        hooks.append(monitoring.RequestMetrics())
+        hooks.append(observability.RequestMetrics())
     if request_log is not None:
         hooks.append(request_log)
     return hooks
 
 
-def _request_log(settings: Settings) -> monitoring.AccessLog | None:
+def _request_log(settings: Settings) -> observability.AccessLog | None:
     # Not even a hook when its lines would be dropped (ds-server --log-level warning).
-    if settings.log.requests and monitoring.access_log.log.isEnabledFor(logging.INFO):
-        return monitoring.AccessLog(settings.log.format, flush_secs=settings.log.flush_secs)
+    if settings.log.requests and observability.access_log.log.isEnabledFor(logging.INFO):
+        return observability.AccessLog(settings.log.format, flush_secs=settings.log.flush_secs)
     return None
 
 

@@ -22,14 +22,14 @@ from ds_server.app import asgi_app, create_app  # noqa: E402
 from ds_server.backends import uses_data_dir  # noqa: E402
 from ds_server.freed_memory import keep_freed_memory  # noqa: E402
 from ds_server.http_protocol import ConnectionLimits, LeanHttpToolsProtocol  # noqa: E402
-from ds_server.monitoring import configure_logging  # noqa: E402
+from ds_server.observability import configure_logging  # noqa: E402
 from ds_server.settings import SettingsError, load_settings  # noqa: E402
 from ds_server.stores.dir_lock import DirectoryLock, DirectoryLockError  # noqa: E402
 
 if TYPE_CHECKING:
     from litestar.types import ASGIApp
 
-    from ds_server.monitoring import AccessLog
+    from ds_server.observability import AccessLog
     from ds_server.settings import Settings
 
 

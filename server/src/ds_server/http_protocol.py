@@ -41,7 +41,7 @@ from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavai
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from ds_server.connection import CONNECTION
-from ds_server.connection_events import LeanFlowControl, Signal
+from ds_server.connection_signals import LeanFlowControl, Signal
 from ds_server.response_head import response_head
 from ds_server.stalled_writes import StallWatch
 

@@ -6,9 +6,9 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from ds_server.monitoring.access_log import MAX_BATCH, AccessLog
-from ds_server.monitoring.line_writer import LineWriter
-from ds_server.monitoring.request_lines import dropped_line
+from ds_server.observability.access_log import MAX_BATCH, AccessLog
+from ds_server.observability.line_writer import LineWriter
+from ds_server.observability.request_lines import dropped_line
 
 if TYPE_CHECKING:
     from pathlib import Path

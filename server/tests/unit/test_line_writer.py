@@ -7,7 +7,7 @@ import select
 import threading
 from typing import TYPE_CHECKING
 
-from ds_server.monitoring.line_writer import LineWriter
+from ds_server.observability.line_writer import LineWriter
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ds_server.monitoring.operations import OPERATIONS, OTHER, operation
+from ds_server.observability.operations import OPERATIONS, OTHER, operation
 
 CASES = [
     ("PUT", "/v1/stream/chat/room", b"", "create"),

@@ -8,8 +8,8 @@ import logging
 import re
 import time
 
-from ds_server.monitoring.log_format import TEXT_FORMAT, JsonFormatter
-from ds_server.monitoring.request_lines import Entry, dropped_line, lines
+from ds_server.observability.log_format import TEXT_FORMAT, JsonFormatter
+from ds_server.observability.request_lines import Entry, dropped_line, lines
 
 GIVEN_ID = b"req-7"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ds_server.metrics.families import LATENCY_BUCKETS
-from ds_server.monitoring.request_metrics import RequestMetrics, RequestTotals
+from ds_server.observability.request_metrics import RequestMetrics, RequestTotals
 
 
 def hook_with_clock(*readings: float) -> tuple[RequestMetrics, RequestTotals]:

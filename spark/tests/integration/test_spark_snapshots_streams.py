@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
-from ds_spark.snapshots.job import StreamSource, outcome_counts, publish, read_up_to
+from ds_spark.snapshots.job import outcome_counts, publish
+from ds_spark.snapshots.source import StreamSource, read_up_to
 from ds_spark.snapshots.states import encode_state, to_states
 from durable_sessions.protocol.offsets import parse_offset
 from generator import generate

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ds_server.events import StreamEvents
+from ds_server.stream_observer import StreamObserver
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("ds_server.cluster")
 
 
-class SubscriptionLead(StreamEvents):
+class SubscriptionLead(StreamObserver):
     """The subscription manager while this replica leads; stream events go to it then only.
 
     Both this replica's own writes (through the routes) and other replicas'

@@ -1,8 +1,9 @@
 """Prometheus metrics: the families and the calls that record them.
 
-The bottom layer: stores, features and routes record through
-``recorder`` and import nothing else of the monitoring. Everything that
-reads requests or serves the metrics is in ``ds_server.monitoring``.
+The bottom layer, what the server records into: stores, features and
+routes record through ``recorder`` and import nothing of
+``ds_server.observability``, which watches requests, serves these families
+on ``/metrics`` and writes the logs.
 
 - ``families``: every metric, on the process's registry;
 - ``recorder``: the functions stores and features call (commits, appends,

@@ -3,7 +3,7 @@
 The registry is the process's, not an app's: the store's writer threads and
 the request hooks record into the same families whichever app is serving.
 What is recorded per request (``tallies``, and requests in
-``monitoring.request_metrics``) is kept in plain integers, bumped on the
+``observability.request_metrics``) is kept in plain integers, bumped on the
 event loop, and turned into metric families when scraped: prometheus-client's
 own metric objects take a lock per update, which costs more than the rest of
 a metric's bookkeeping. What other threads record (commits) uses those.
@@ -33,7 +33,7 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
-# Request latency (``monitoring.request_metrics``): from 0.5 ms (an append to
+# Request latency (``observability.request_metrics``): from 0.5 ms (an append to
 # memory) to 30 s (a long-poll that waited its full timeout).
 LATENCY_BUCKETS: tuple[float, ...] = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from litestar import Request
 
-from ds_server.events import StreamEvents
 from ds_server.routes._fanout import Tails
 from ds_server.routes._sse import SharedFrames, SseReads
+from ds_server.stream_observer import StreamObserver
 
 if TYPE_CHECKING:
     from ds_server.cluster.lead import SubscriptionLead
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 class ServerContext:
     settings: Settings
     store: Store
-    events: StreamEvents = field(default_factory=StreamEvents)
+    events: StreamObserver = field(default_factory=StreamObserver)
     # On a cluster: the subscription manager, while this replica runs them.
     lead: SubscriptionLead | None = None
     # What SSE readers share: frames, and the fan-out groups at streams' tails.

@@ -26,11 +26,11 @@ from ds_server.stores.errors import StreamNotFound
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from ds_server.events import StreamEvents
     from ds_server.live import LiveNotifier
     from ds_server.stores._entry import Entry
     from ds_server.stores._rules import StreamState
     from ds_server.stores.persistence import SharedPersistence, StreamChange
+    from ds_server.stream_observer import StreamObserver
 
 log = logging.getLogger("ds_server")
 
@@ -61,7 +61,7 @@ class SharedCatalog:
         self._created: set[str] = set()
         self._buckets_changed = False
         # Who hears of other processes' writes (subscriptions), if anyone.
-        self.events: StreamEvents | None = None
+        self.events: StreamObserver | None = None
 
     async def start(self) -> None:
         await self._persistence.listen(self._on_change)

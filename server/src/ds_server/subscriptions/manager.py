@@ -14,9 +14,9 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
-from ds_server.events import StreamEvents
 from ds_server.protocol.json_mode import is_json_content_type
 from ds_server.stores.errors import StoreError
+from ds_server.stream_observer import StreamObserver
 from ds_server.subscriptions import membership, render, restore
 from ds_server.subscriptions._tasks import TaskOwner, cancel_unless_current
 from ds_server.subscriptions.delivery import WebhookSender
@@ -49,7 +49,7 @@ TOKEN_SECRET = "callback-token-key"
 SIGNING_KEY = "webhook-signing-key"
 
 
-class SubscriptionManager(StreamEvents):
+class SubscriptionManager(StreamObserver):
     """Creates, finds and deletes subscriptions; turns stream writes into wakes."""
 
     def __init__(

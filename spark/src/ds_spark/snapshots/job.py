@@ -13,7 +13,6 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import msgspec
 from durable_sessions.protocol.offsets import format_offset
 from durable_sessions.protocol.patterns import parse_patterns
 from pyspark.sql import functions as F
@@ -22,10 +21,10 @@ from ds_spark.errors import SnapshotError
 from ds_spark.postgres import committed_checkpoints, ensure_schema
 from ds_spark.server import stream_server
 from ds_spark.snapshots.publish import publish_states
+from ds_spark.snapshots.source import StreamSource, read_up_to
 from ds_spark.snapshots.states import to_states
 from ds_spark.snapshots.verify import mismatches, verify
 from ds_spark.steps import step as _step
-from ds_spark.tokens import token_options
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -33,34 +32,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from ds_spark.settings import Settings
-    from ds_spark.tokens import Token
 
 log = logging.getLogger("ds_spark.snapshots")
-
-
-@dataclass(frozen=True, slots=True)
-class StreamSource:
-    """Where the streams are: the server, a bearer token, the stream globs."""
-
-    url: str
-    token: Token | None
-    patterns: str
-
-
-def read_up_to(spark: SparkSession, source: StreamSource, ends: Mapping[str, int]) -> DataFrame:
-    """Each stream named in ``ends``: its bootstrap, cut at its end."""
-    reader = (
-        spark.read.format("durable_streams")
-        .option("url", source.url)
-        .option("streams", source.patterns)
-        .option("startingOffsets", "bootstrap")
-        .option(
-            "endingOffsets",
-            msgspec.json.encode({path: format_offset(end) for path, end in ends.items()}).decode(),
-        )
-        .option("onlyEndingStreams", "true")
-    )
-    return reader.options(**token_options(source.token)).load()
 
 
 def ends_frame(spark: SparkSession, ends: Mapping[str, int]) -> DataFrame:

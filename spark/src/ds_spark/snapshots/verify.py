@@ -13,6 +13,7 @@ import msgspec
 from durable_sessions.protocol.offsets import format_offset
 from pyspark.sql import functions as F
 
+from ds_spark.snapshots.source import read_up_to
 from ds_spark.snapshots.states import to_states, with_matching_states
 
 if TYPE_CHECKING:
@@ -20,15 +21,13 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
 
-    from ds_spark.snapshots.job import StreamSource
+    from ds_spark.snapshots.source import StreamSource
 
 
 def verify(
     spark: SparkSession, source: StreamSource, postgres_url: str, ends: Mapping[str, int]
 ) -> DataFrame:
     """``stream, matches`` for every stream in ``ends``."""
-    from ds_spark.snapshots.job import read_up_to
-
     bootstrapped = read_up_to(spark, source, ends).transform(to_states)
     history = (
         spark.read.format("session_events")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ds_server.connection_events import LeanFlowControl, Signal
+from ds_server.connection_signals import LeanFlowControl, Signal
 
 
 async def test_wait_returns_at_once_when_set_and_waits_when_clear() -> None:

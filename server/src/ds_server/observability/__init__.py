@@ -1,4 +1,4 @@
-"""What an operator watches: request metrics, ``/metrics``, and the logs.
+"""What an operator watches, above the routes: request metrics, ``/metrics``, and the logs.
 
 - ``operations``: a request's protocol operation, the bounded metric label;
 - ``request_metrics``: the request hook (counts, latency, open live reads);
@@ -15,11 +15,11 @@ The families themselves, and what records into them from below, are
 """
 
 # Imported for its effect: registers the request tallies' collector.
-from ds_server.monitoring import request_collector  # noqa: F401
-from ds_server.monitoring.access_log import AccessLog
-from ds_server.monitoring.endpoint import serve_metrics
-from ds_server.monitoring.log_format import configure_logging
-from ds_server.monitoring.request_metrics import RequestMetrics
-from ds_server.monitoring.stored import watch
+from ds_server.observability import request_collector  # noqa: F401
+from ds_server.observability.access_log import AccessLog
+from ds_server.observability.endpoint import serve_metrics
+from ds_server.observability.log_format import configure_logging
+from ds_server.observability.request_metrics import RequestMetrics
+from ds_server.observability.stored import watch
 
 __all__ = ["AccessLog", "RequestMetrics", "configure_logging", "serve_metrics", "watch"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-class StreamEvents:
+class StreamObserver:
     """Observer of stream changes; the default ignores them."""
 
     def data_arrived(self, path: str) -> None:

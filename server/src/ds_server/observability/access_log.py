@@ -22,15 +22,15 @@ import sys
 from time import perf_counter
 from typing import TYPE_CHECKING, Final
 
-from ds_server.monitoring.line_writer import LineWriter
-from ds_server.monitoring.request_lines import LOGGER, dropped_line, lines
+from ds_server.observability.line_writer import LineWriter
+from ds_server.observability.request_lines import LOGGER, dropped_line, lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from litestar.types import HTTPScope
 
-    from ds_server.monitoring.request_lines import Entry, LogFormat
+    from ds_server.observability.request_lines import Entry, LogFormat
 
 # Its level decides whether requests are logged (``ds-server --log-level``).
 log = logging.getLogger(LOGGER)

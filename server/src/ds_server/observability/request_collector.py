@@ -12,7 +12,7 @@ from prometheus_client.metrics_core import (
 from prometheus_client.registry import Collector
 
 from ds_server.metrics.families import LATENCY_BUCKETS, REGISTRY
-from ds_server.monitoring.request_metrics import LIVE_KINDS, TOTALS, RequestTotals
+from ds_server.observability.request_metrics import LIVE_KINDS, TOTALS, RequestTotals
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

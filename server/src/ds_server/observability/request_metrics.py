@@ -14,7 +14,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Final
 
 from ds_server.metrics.families import LATENCY_BUCKETS
-from ds_server.monitoring.operations import OPERATIONS, operation, read_mode
+from ds_server.observability.operations import OPERATIONS, operation, read_mode
 
 if TYPE_CHECKING:
     from collections.abc import Callable
