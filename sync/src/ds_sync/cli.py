@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     # Each request would otherwise be logged at info level.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("httpcore").setLevel(logging.WARNING)
     try:
         settings = load_settings()
     except SettingsError as exc:

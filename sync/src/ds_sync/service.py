@@ -96,6 +96,7 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
                 metrics,
                 on_gained=streams.shards_gained,
                 on_lost=streams.shards_lost,
+                on_resumed=streams.shards_resumed,
             )
             streams.ownership = leases
             sightings = Sightings(
@@ -117,10 +118,13 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         tasks = _start_mirrors(settings, api, http, MirrorStore(pool), metrics)
         try:
             streams.load(await checkpoints.load_all(pool))
-            lease_start = None
             if leases is not None and sightings is not None:
                 tasks.append(asyncio.create_task(sightings.listen(), name="sightings"))
                 lease_start = await _until(stop, leases.prepare, "taking shard leases")
+                if lease_start is not None:
+                    # Renewed from now on: subscribing and the first listing may take longer
+                    # than the leases' TTL on a busy machine.
+                    tasks.append(asyncio.create_task(leases.run(lease_start), name="leases"))
             start = await _until(stop, wakes.prepare, "subscribing to wakes")
             await _until(stop, scanner.scan, "listing the streams")
             # From now on, shards taken over are listed again (start-up just did).
@@ -131,8 +135,6 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
                     asyncio.create_task(wakes.claim_loop(), name="claims"),
                     asyncio.create_task(scanner.run(), name="rescans"),
                 ]
-                if leases is not None and lease_start is not None:
-                    tasks.append(asyncio.create_task(leases.run(lease_start), name="leases"))
                 ready = True
                 log.info(
                     "syncing %s from %s into Postgres (%s)",

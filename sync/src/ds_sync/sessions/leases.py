@@ -102,12 +102,14 @@ class ShardLeases:
         *,
         on_gained: Callable[[set[int]], None],
         on_lost: Callable[[set[int]], None],
+        on_resumed: Callable[[set[int]], None],
     ) -> None:
         self._api = api
         self._pool = pool
         self._metrics = metrics
         self._on_gained = on_gained
         self._on_lost = on_lost
+        self._on_resumed = on_resumed
         self.shards = settings.shards
         self.instance = settings.instance_name
         self._name = settings.name
@@ -233,24 +235,49 @@ class ShardLeases:
             self._lose(shard, "not renewed in time")
 
     async def _renew_all(self) -> None:
+        """Renew every lease at once (one round trip, not one per shard: a slow round would
+        let the last shards' local deadlines pass)."""
         for shard, lease in list(self.held.items()):
             if time.monotonic() - lease.claimed_at > ROTATE_AFTER_SECS:
                 # The claim's token expires after an hour: hand it back and take it anew.
                 async with self._claiming:
                     await self._release(shard)
                     await self._claim(shard)
-                continue
-            sent = time.monotonic()
-            try:
-                await self._api.renew(self.sub_id(shard), lease.grant)
-            except UnexpectedStatusError as exc:
-                if exc.status in (401, 404, 409):  # fenced, expired or gone: no longer ours
-                    self._lose(shard, str(exc))
-                    continue
-                raise
-            if self.held.get(shard) is lease:
-                lease.deadline = sent + self._ttl
+        held = list(self.held.items())
+        outcomes = await asyncio.gather(
+            *(self._renew(shard, lease) for shard, lease in held), return_exceptions=True
+        )
+        resumed = {s for (s, _), outcome in zip(held, outcomes, strict=True) if outcome is True}
         self._expire_overdue()
+        if resumed:
+            # While the local deadline had passed, wakes and reads of these shards' streams
+            # were set aside (``owns`` said no); the server kept the lease, so act on them now.
+            self._on_resumed(resumed)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    async def _renew(self, shard: int, lease: Lease) -> bool:
+        """Renew one lease; True when it is ours again after its local deadline had passed."""
+        sent = time.monotonic()
+        try:
+            await self._api.renew(self.sub_id(shard), lease.grant)
+        except UnexpectedStatusError as exc:
+            if exc.status in (401, 404, 409):  # fenced, expired or gone: no longer ours
+                self._lose(shard, str(exc))
+                return False
+            raise
+        if self.held.get(shard) is not lease:
+            return False
+        lapsed = time.monotonic() >= lease.deadline
+        if lapsed:
+            log.info(
+                "shard %d: renewed %.2fs after its local deadline; reading its streams again",
+                shard,
+                time.monotonic() - lease.deadline,
+            )
+        lease.deadline = sent + self._ttl
+        return lapsed
 
     async def _heartbeat(self) -> None:
         """Record what this process holds; learn who else is alive and what they hold."""

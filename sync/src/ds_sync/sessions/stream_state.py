@@ -132,7 +132,10 @@ class StreamState:
         self.behind_since = time.monotonic() if self.behind else None
 
     def drop_reads(self) -> None:
-        """Forget every read not committed (after a failure: read again from the checkpoint)."""
+        """Forget every read not committed (after a failure: read again from the checkpoint).
+        What they showed stays known, so the stream still counts as unread."""
+        self.known_tail = max(self.known_tail, parse_offset(self.read_offset))
+        self.closed_seen = self.closed_seen or self.read_closed
         self.queued.clear()
         self.queued_rows = 0
         self.read_offset = self.next_offset

@@ -148,6 +148,8 @@ class Streams:
         state.closed_seen = state.closed_seen or info.closed
         if state.behind_since is None and state.behind:
             state.behind_since = time.monotonic()
+        if not owned:
+            log.debug("stream %s: tail %d seen while its shard is not ours", info.path, info.tail)
         if (
             owned
             and state.status is Status.ACTIVE
@@ -165,6 +167,24 @@ class Streams:
         for state in self._in_shards(shards):
             self._stop_reading(state)
             state.recovering = False
+
+    def shards_resumed(self, shards: set[int]) -> None:
+        """These shards were ours all along, but their leases were renewed only after their
+        local deadlines: meanwhile wakes of their streams started no reader and reads of
+        them were dropped. Read what is known to be unread (the checkpoints in memory are
+        right: nobody else held the shards)."""
+        for state in self._in_shards(shards):
+            if (
+                state.status is Status.ACTIVE
+                and state.task is None
+                and state.unread
+                and not state.recovering
+            ):
+                self._start_reader(state)
+        for path, tail in list(self._others_tails.items()):
+            if self._shard(path) in shards:
+                del self._others_tails[path]
+                self.observe(StreamInfo(path=path, content_type=None, tail=tail))
 
     def shards_gained(self, shards: set[int]) -> None:
         """This process holds these shards now: read their streams from the checkpoints
@@ -266,7 +286,10 @@ class Streams:
         return True
 
     def _spawn_pending(self, key: str, work: Coroutine[Any, Any, None]) -> None:
-        if key in self._pending:
+        running = self._pending.get(key)
+        # A finished task stays listed until its done callback runs (on a later loop turn):
+        # work handed in meanwhile (a shard gained) must not be dropped for it.
+        if running is not None and not running.done():
             work.close()
             return
         task = asyncio.create_task(work, name=f"sight {key}")
@@ -313,6 +336,7 @@ class Streams:
         ):
             return  # its checkpoint is being loaded; reading starts from it after
 
+        log.debug("stream %s: reading from %s", state.path, state.read_offset)
         state.task = asyncio.create_task(self._read(state), name=f"read {state.path}")
 
     async def _read(self, state: StreamState) -> None:
@@ -339,6 +363,7 @@ class Streams:
         finally:
             state.reader = None
             state.task = None
+        log.debug("stream %s: reader ended (%s) at %s", state.path, ending, state.read_offset)
         if ending is Ending.DELETED:
             await self._retire(state, Status.DELETED, "the stream no longer exists")
         elif ending is Ending.IDLE and state.unread and not self._stopping:

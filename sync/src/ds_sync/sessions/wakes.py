@@ -165,6 +165,7 @@ class Wakes:
             except msgspec.DecodeError:
                 continue
             if wake.subscription_id in self._subs:
+                log.debug("wake of %s announced", wake.subscription_id)
                 self._due.add(wake.subscription_id)
                 self._due_event.set()
 
@@ -204,6 +205,9 @@ class Wakes:
         if not isinstance(grant, Grant):
             return False  # nothing pending, or a lease held by an earlier (killed) process
         self._metrics.wakes += 1
+        if log.isEnabledFor(logging.DEBUG):
+            tails = ", ".join(f"{s.path}@{s.tail_offset}" for s in grant.streams)
+            log.debug("claimed %s (generation %d): %s", sub_id, grant.generation, tails)
         acks: list[tuple[str, str]] = []
         others: list[tuple[str, int]] = []
         learnt = False

@@ -171,6 +171,9 @@ class Writer:
             chains = self._take()
             if not chains:
                 continue
+            if log.isEnabledFor(logging.DEBUG):
+                moves = ", ".join(f"{c.stream}->{c.next_offset}" for c in chains)
+                log.debug("committing %s", moves)
             self._last_start = loop.time()
             await self._apply(chains)
             if self._submitted:
