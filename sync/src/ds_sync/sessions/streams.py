@@ -93,6 +93,8 @@ class Streams:
         # Tails reported for streams of other processes' shards that have no state here.
         self._others_tails: dict[str, int] = {}
         self._gained: set[int] = set()  # shards taken over, not yet read from
+        # Gained after the start-up listing, so a listing of their own is due.
+        self._gained_since_listing = False
         self._taking: set[int] = set()  # shards whose checkpoints are being loaded
         self.rescan: Callable[[], Awaitable[None]] | None = None
 
@@ -190,6 +192,9 @@ class Streams:
         """This process holds these shards now: read their streams from the checkpoints
         their previous holder committed."""
         self._gained |= shards
+        # Shards taken before the start-up listing (rescan still unset) are in that listing;
+        # the take-over task may run after it, on a busy machine, and must not list again.
+        self._gained_since_listing |= self.rescan is not None
         self._spawn_pending("take over", self._take_over())
 
     async def _take_over(self) -> None:
@@ -204,8 +209,9 @@ class Streams:
             for state in self._in_shards(shards):
                 if state.status is Status.ACTIVE and state.task is None and state.unread:
                     self._start_reader(state)
-            if self.rescan is not None:
+            if self.rescan is not None and self._gained_since_listing:
                 # Tails nobody reported here (the previous holder's own wakes): a listing.
+                self._gained_since_listing = False
                 await self.rescan()
 
     async def _take_over_shards(self, shards: set[int]) -> None:
