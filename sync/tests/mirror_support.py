@@ -281,6 +281,12 @@ class NodeReader:
             text=True,
         )
 
+    def wait_bootstrapped(self) -> None:
+        """Until the reader has read the stream's bootstrap and follows it."""
+        assert self.process.stderr is not None
+        line = self.process.stderr.readline()
+        assert line.strip() == "bootstrapped", line + self.process.stderr.read()
+
     def result(self, timeout: float = 180) -> dict[str, Any]:
         """``rows`` (key → row), ``bootstraps`` and ``bootstrap_bytes``, once it is done."""
         try:

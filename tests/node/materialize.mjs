@@ -68,6 +68,8 @@ let offset = null
 for (;;) {
   if (offset === null) {
     const begun = await bootstrap(state)
+    // Tells a test that the reader is following now (stdout carries only the result).
+    if (bootstraps === 0) process.stderr.write("bootstrapped\n")
     bootstraps += 1
     bootstrapBytes = begun.size
     offset = begun.offset

@@ -155,10 +155,14 @@ def test_a_killed_writer_restarts_with_auto_claim(sdk_stack: SdkStack, variant: 
     writer.stdout.close()
     messages = sdk_stack.read_json(url)
     assert _data(messages) == list(range(MESSAGES))
-    # Each restart claimed a newer epoch than the one it fenced, and resumed mid-way.
+    # Each restart claimed a newer epoch than the one it fenced and resumed where the stream
+    # stood; on a loaded machine a late kill may find every message written already, but
+    # at least one restart resumed mid-way.
     assert epochs == sorted(set(epochs)), epochs
     assert resumes[0] == 0
-    assert all(0 < r < MESSAGES for r in resumes[1:]), resumes
+    assert resumes[1:] == sorted(resumes[1:]), resumes
+    assert all(0 < r <= MESSAGES for r in resumes[1:]), resumes
+    assert any(0 < r < MESSAGES for r in resumes[1:]), resumes
     assert sum(1 for m in messages if m.get("kind") == "start") == 4
 
 

@@ -149,6 +149,8 @@ def test_the_official_reader_keeps_up_through_compactions(
     churn(postgres_db, rng, 300)
     # Joining after compactions: it bootstraps, then follows through more of them.
     reader = NodeReader(f"{ds_server}/v1/stream/pg-items", until="title=the end")
+    # Node starts slowly on a loaded machine: the churn below is meant for a follower.
+    reader.wait_bootstrapped()
     churn(postgres_db, rng, 600)
     with psycopg.connect(postgres_db, autocommit=True) as conn:
         conn.execute("INSERT INTO items (title) VALUES ('the end')")
