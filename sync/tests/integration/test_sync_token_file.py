@@ -11,6 +11,7 @@ that appears) must carry the renewed token, and the events still reach
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -21,11 +22,12 @@ from token_files import admin_client, issue, refused, strict_gateway, wait_past
 
 EVENT = {"type": "message", "key": "msg:1", "operation": "set", "value": {"text": "hi"}}
 JSON = {"Content-Type": "application/json"}
+# Long enough for ds-sync to start and copy a row on a busy two-core machine.
+FIRST_TOKEN_SECS = 25
 
 
 def test_ds_sync_goes_on_past_its_first_tokens_expiry(tmp_path: Path, postgres_db: str) -> None:
     token_file = tmp_path / "ds-sync.token"
-    first, first_exp = issue(token_file, "ds-sync", 12)
     bucket = "b" + uuid.uuid4().hex[:12]
     with strict_gateway(tmp_path / "gateway") as gateway, admin_client(gateway.url) as http:
 
@@ -37,9 +39,16 @@ def test_ds_sync_goes_on_past_its_first_tokens_expiry(tmp_path: Path, postgres_d
         assert http.put(f"/ds/{bucket}").status_code == 201
         assert http.put(f"/v1/stream/{bucket}/early", headers=JSON).status_code == 201
         append("early", "msg:1")
+        # Issued once the gateway is up: on a loaded machine starting Envoy and
+        # ds-server alone can take longer than a short token lives.
+        first, first_exp = issue(token_file, "ds-sync", FIRST_TOKEN_SECS)
         env = {"DS_SYNC__TOKEN_FILE": str(token_file)}
         with SyncProcess(gateway.url, postgres_db, f"{bucket}/*", env=env) as sync:
-            wait_until(lambda: count_events(postgres_db, f"{bucket}/early") == 1, what="row 1")
+            wait_until(
+                lambda: count_events(postgres_db, f"{bucket}/early") == 1,
+                timeout=first_exp - time.time() - 1,
+                what=f"row 1, read with the first token\n{sync.log()}",
+            )
             # The token service renews the file well before the token expires.
             issue(token_file, "ds-sync", 600)
             wait_past(first_exp)
