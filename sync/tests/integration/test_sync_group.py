@@ -111,3 +111,34 @@ def test_a_process_stopping_hands_its_shards_over_at_once(
     finally:
         first.kill()
         second.kill()
+
+
+def test_rows_of_processes_gone_for_an_hour_are_deleted(
+    ds_server: str, postgres_db: str, streams: Streams
+) -> None:
+    (live,) = group(ds_server, postgres_db, f"{streams.bucket}/*", 1)
+    try:
+        live.start()
+        wait_until(lambda: shards_held(postgres_db, live.name), what="the live process's row")
+        # What SIGKILLed processes leave: rows nobody renews, in this group and another.
+        gone = [(live.name, "host-101", "2 hours"), ("other-group", "host-7", "3 hours")]
+        recent = (live.name, "host-102", "5 minutes")
+        for consumer, instance, age in [*gone, recent]:
+            rows(
+                postgres_db,
+                "INSERT INTO sync_instances (consumer, instance, shards, seen_at) "
+                "VALUES (%s, %s, '{}', now() - %s::interval) RETURNING 1",
+                consumer,
+                instance,
+                age,
+            )
+
+        def forgotten() -> set[tuple[str, str]] | None:
+            found = rows(postgres_db, "SELECT consumer, instance FROM sync_instances")
+            return {(str(c), str(i)) for c, i in found} if len(found) == 2 else None
+
+        left = wait_until(forgotten, what="the rows unseen for an hour deleted")
+        # A process that died minutes ago is still shown; the live one of course.
+        assert left == {(live.name, live.instance), recent[:2]}
+    finally:
+        live.stop()

@@ -68,7 +68,19 @@ _HEARTBEAT = """
 INSERT INTO sync_instances (consumer, instance, shards) VALUES (%s, %s, %s)
 ON CONFLICT (consumer, instance) DO UPDATE SET shards = EXCLUDED.shards, seen_at = now()
 """
+# A process that is gone (SIGKILLed, its host lost) never deletes its row, and
+# every restart of `{hostname}-{pid}` adds one: rows unseen this long, of any
+# group, are deleted by whichever process renews next. Far past any TTL (60 s at most),
+# so an operator still sees a process that died recently.
+FORGET_AFTER_SECS = 3600
 _LIVE = """
+WITH forgotten AS (
+    DELETE FROM sync_instances WHERE (consumer, instance) IN (
+        SELECT consumer, instance FROM sync_instances
+        WHERE seen_at < now() - make_interval(secs => %s)
+        FOR UPDATE SKIP LOCKED  -- another process deleting them: never wait on it
+    )
+)
 SELECT instance, shards FROM sync_instances
 WHERE consumer = %s AND instance <> %s AND seen_at > now() - make_interval(secs => %s)
 """
@@ -284,7 +296,8 @@ class ShardLeases:
         async with self._pool.connection() as conn:
             await conn.execute(_HEARTBEAT, (self._name, self.instance, sorted(self.held)))
             cursor = await conn.execute(
-                _LIVE, (self._name, self.instance, self._ttl * LIVE_WITHIN_TTLS)
+                _LIVE,
+                (FORGET_AFTER_SECS, self._name, self.instance, self._ttl * LIVE_WITHIN_TTLS),
             )
             rows = await cursor.fetchall()
         self.others = {str(instance): list(shards or []) for instance, shards in rows}
