@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ds_bench import (
     cluster_bench,
@@ -18,7 +19,21 @@ from ds_bench import (
     sync_bench,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+# The commands that run a benchmark and write its results under RESULTS.
+_WRITING_RESULTS: dict[str, Callable[[argparse.Namespace, Path], None]] = {
+    "extensions": extensions.run,
+    "sync": sync_bench.run,
+    "cluster": cluster_bench.main,
+    "metrics-cost": metrics_cost.run,
+    "fairness": fairness.main,
+    "producers": producers.run,
+    "log-cost": log_cost.run,
+}
 
 
 def _storage(args: argparse.Namespace) -> None:
@@ -58,22 +73,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "storage":
         _storage(args)
-    elif args.command == "extensions":
-        extensions.run(args, RESULTS)
-    elif args.command == "sync":
-        sync_bench.run(args, RESULTS)
-    elif args.command == "cluster":
-        cluster_bench.main(args, RESULTS)
+    elif args.command in _WRITING_RESULTS:
+        _WRITING_RESULTS[args.command](args, RESULTS)
     elif args.command == "probe":
         probes.run(args)
-    elif args.command == "metrics-cost":
-        metrics_cost.run(args, RESULTS)
-    elif args.command == "fairness":
-        fairness.main(args, RESULTS)
-    elif args.command == "producers":
-        producers.run(args, RESULTS)
-    elif args.command == "log-cost":
-        log_cost.run(args, RESULTS)
     elif args.command == "render":
         commands.run_render(args)
     else:

@@ -39,78 +39,79 @@ class FloodCounts:
     errors: int = 0
 
 
-async def _writer(
-    session: aiohttp.ClientSession,
-    url: str,
-    until: float,
-    counts: FloodCounts,
-    other: collections.Counter[str],
-) -> None:
-    body = b'{"from": "tenant-a"}'
-    while time.monotonic() < until:
-        counts.appends_sent += 1
+@dataclass
+class _Run:
+    """One run of tenant A: its session, its stream, when it ends and what it counted."""
+
+    session: aiohttp.ClientSession
+    stream: str
+    until: float
+    counts: FloodCounts = field(default_factory=FloodCounts)
+    other: collections.Counter[str] = field(default_factory=collections.Counter)
+
+    async def write(self) -> None:
+        """Append back to back until the end, counting how each append was answered."""
+        body = b'{"from": "tenant-a"}'
+        while time.monotonic() < self.until:
+            self.counts.appends_sent += 1
+            try:
+                async with self.session.post(self.stream, data=body) as response:
+                    text = await response.text()
+                    if response.status == 204:
+                        self.counts.appends_accepted += 1
+                    elif response.status == 429 and RATE_LIMITED in text:
+                        self.counts.appends_rate_limited += 1
+                    else:
+                        self.other[f"POST {response.status}"] += 1
+            except aiohttp.ClientError:
+                self.counts.errors += 1
+
+    async def hold_live_read(self) -> None:
+        """Open an SSE read and hold it to the end; a refusal is counted, not retried."""
+        params = {"offset": "-1", "live": "sse"}
         try:
-            async with session.post(url, data=body) as response:
+            async with self.session.get(self.stream, params=params) as response:
+                if response.status == 200:
+                    self.counts.live_opened += 1
+                    await self._hold(response)
+                    return
                 text = await response.text()
-                if response.status == 204:
-                    counts.appends_accepted += 1
+                if response.status == 429 and LIVE_CAPPED in text:
+                    self.counts.live_refused_by_cap += 1
                 elif response.status == 429 and RATE_LIMITED in text:
-                    counts.appends_rate_limited += 1
+                    self.counts.live_rate_limited += 1
                 else:
-                    other[f"POST {response.status}"] += 1
+                    self.other[f"GET {response.status}"] += 1
         except aiohttp.ClientError:
-            counts.errors += 1
+            self.counts.errors += 1
 
-
-async def _live_read(
-    session: aiohttp.ClientSession,
-    url: str,
-    until: float,
-    counts: FloodCounts,
-    other: collections.Counter[str],
-) -> None:
-    try:
-        async with session.get(url, params={"offset": "-1", "live": "sse"}) as response:
-            if response.status == 200:
-                counts.live_opened += 1
-                # Hold it: read what comes until the end of the run.
-                while time.monotonic() < until:
-                    try:
-                        await asyncio.wait_for(
-                            response.content.readany(), timeout=max(0.01, until - time.monotonic())
-                        )
-                    except TimeoutError:
-                        break
-                return
-            text = await response.text()
-            if response.status == 429 and LIVE_CAPPED in text:
-                counts.live_refused_by_cap += 1
-            elif response.status == 429 and RATE_LIMITED in text:
-                counts.live_rate_limited += 1
-            else:
-                other[f"GET {response.status}"] += 1
-    except aiohttp.ClientError:
-        counts.errors += 1
+    async def _hold(self, response: aiohttp.ClientResponse) -> None:
+        # Read what comes until the end of the run.
+        while time.monotonic() < self.until:
+            try:
+                await asyncio.wait_for(
+                    response.content.readany(), timeout=max(0.01, self.until - time.monotonic())
+                )
+            except TimeoutError:
+                break
 
 
 async def flood(
     url: str, token: str, stream: str, writers: int, live_reads: int, seconds: float
 ) -> FloodCounts:
     """Run tenant A for ``seconds``; how its requests were answered."""
-    counts = FloodCounts()
-    other: collections.Counter[str] = collections.Counter()
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     connector = aiohttp.TCPConnector(limit=writers + live_reads + 4)
     timeout = aiohttp.ClientTimeout(total=None, sock_read=seconds + 30)
     async with aiohttp.ClientSession(
         url, headers=headers, connector=connector, timeout=timeout
     ) as session:
-        until = time.monotonic() + seconds
-        tasks = [_live_read(session, stream, until, counts, other) for _ in range(live_reads)]
-        tasks += [_writer(session, stream, until, counts, other) for _ in range(writers)]
+        run = _Run(session, stream, until=time.monotonic() + seconds)
+        tasks = [run.hold_live_read() for _ in range(live_reads)]
+        tasks += [run.write() for _ in range(writers)]
         await asyncio.gather(*tasks)
-    counts.other = dict(other)
-    return counts
+    run.counts.other = dict(run.other)
+    return run.counts
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,20 +17,19 @@ from typing import TYPE_CHECKING
 import psutil
 from ds_proxy.tokens import bucket_token
 from ds_stack import components
-from ds_stack.launcher import Process
+from ds_stack.launcher import Process, Service
 from ds_stack.ports import free_port
 
 from ds_bench.servers import ServerProcess
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from types import TracebackType
 
 # DS_PROXY__* (ds_proxy.limits): no rate limit per subject.
 UNLIMITED = {"DS_PROXY__APPENDS_PER_SEC": "0", "DS_PROXY__READS_PER_SEC": "0"}
 
 
-class Gateway:
+class Gateway(Service):
     """Envoy on a free loopback port, forwarding to ``upstream_port``; a context manager."""
 
     def __init__(self, upstream_port: int, limits: Mapping[str, str] = UNLIMITED) -> None:
@@ -66,16 +65,10 @@ class Gateway:
         """Envoy's resident set size now."""
         return int(psutil.Process(self.pid).memory_info().rss)
 
-    def __enter__(self) -> Gateway:
+    def start(self) -> None:
         self._envoy.start()
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def stop(self) -> None:
         self._envoy.stop()
         self._logs.cleanup()
 

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING
 
 import httpx
 import psutil
-from ds_stack.launcher import LaunchError, Process, ProcessSpec
+from ds_stack.launcher import LaunchError, Process, ProcessSpec, Service
 from ds_stack.ports import free_port
 
 from ds_bench.configurations import COMPILED_DIR
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from ds_bench.configurations import Configuration
 
 __all__ = ["NODE_DIR", "DsServer", "NodeServer", "ServerProcess", "free_port"]
@@ -29,7 +27,7 @@ NODE_DIR = Path(__file__).resolve().parents[2] / "node"
 _READY_SECS = 120.0
 
 
-class ServerProcess:
+class ServerProcess(Service):
     """A server in a child process on a free loopback port; a context manager."""
 
     label = "server"
@@ -101,18 +99,6 @@ class ServerProcess:
         if self.process is not None:
             self.process.stop()
             self.process = None
-
-    def __enter__(self) -> ServerProcess:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 class DsServer(ServerProcess):

@@ -11,7 +11,6 @@ commit time Postgres recorded for the transaction that inserted the row
 from __future__ import annotations
 
 import asyncio
-import statistics
 import time
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,7 @@ import msgspec
 import psycopg
 
 from ds_bench import _machine, sync_load, sync_report, sync_tables
-from ds_bench.sync_figures import LagFigures, ThroughputFigures, percentile
+from ds_bench.sync_figures import LagFigures, ThroughputFigures
 from ds_bench.sync_stack import Stack, Window, stack
 
 if TYPE_CHECKING:
@@ -74,17 +73,14 @@ def lag(
             achieved = len(acked) / (time.perf_counter() - started)
             _wait_rows(database, len(urls) + len(acked))
     values = _lags(acked, _commit_times(database))
-    figures = LagFigures(
-        scenario=f"lag, {rate:,.0f} events/s over {streams} streams{stack.label}",
+    figures = LagFigures.measured(
+        f"lag, {rate:,.0f} events/s over {streams} streams{stack.label}",
+        values,
+        window,
         streams=streams,
+        carried=len(acked),
         rate=rate,
         achieved_rate=achieved,
-        events=len(values),
-        p50_ms=statistics.median(values),
-        p99_ms=percentile(values, 0.99),
-        max_ms=max(values),
-        background=window.background,
-        sync_cpu_us_per_event=window.us_per(len(acked)),
     )
     return figures, values
 
@@ -123,18 +119,8 @@ def _append_one(url: str, event_id: str) -> sync_load.Acked:
 def _single(
     scenario: str, acked: list[sync_load.Acked], committed: dict[str, float], window: Window
 ) -> LagFigures:
-    values = _lags(acked, committed)
-    return LagFigures(
-        scenario=scenario,
-        streams=len(acked),
-        rate=0.0,
-        achieved_rate=0.0,
-        events=len(values),
-        p50_ms=statistics.median(values),
-        p99_ms=percentile(values, 0.99),
-        max_ms=max(values),
-        background=window.background,
-        sync_cpu_us_per_event=window.us_per(len(acked)),
+    return LagFigures.measured(
+        scenario, _lags(acked, committed), window, streams=len(acked), carried=len(acked)
     )
 
 

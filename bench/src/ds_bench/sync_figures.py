@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
+from typing import Protocol
+
+
+class Window(Protocol):
+    """What a measured window reports (``ds_bench.sync_stack.Window``)."""
+
+    @property
+    def background(self) -> float: ...
+
+    def us_per(self, events: int) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +28,33 @@ class LagFigures:
     max_ms: float
     background: float | None = None  # share of the machine other work used meanwhile
     sync_cpu_us_per_event: float | None = None  # ds-sync's CPU time per event
+
+    @classmethod
+    def measured(
+        cls,
+        scenario: str,
+        lags_ms: list[float],
+        window: Window,
+        *,
+        streams: int,
+        carried: int,
+        rate: float = 0.0,
+        achieved_rate: float = 0.0,
+    ) -> LagFigures:
+        """The figures of ``lags_ms``, measured in ``window`` while ds-sync carried
+        ``carried`` events (what its CPU time is divided by)."""
+        return cls(
+            scenario=scenario,
+            streams=streams,
+            rate=rate,
+            achieved_rate=achieved_rate,
+            events=len(lags_ms),
+            p50_ms=statistics.median(lags_ms),
+            p99_ms=percentile(lags_ms, 0.99),
+            max_ms=max(lags_ms),
+            background=window.background,
+            sync_cpu_us_per_event=window.us_per(carried),
+        )
 
 
 @dataclass(frozen=True, slots=True)

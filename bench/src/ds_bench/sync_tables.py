@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import statistics
 import time
 import uuid
 from datetime import datetime
@@ -24,7 +23,7 @@ import msgspec
 import psycopg
 from ds_sync.migrate import migrate
 
-from ds_bench.sync_figures import LagFigures, percentile
+from ds_bench.sync_figures import LagFigures
 from ds_bench.sync_stack import Window
 
 if TYPE_CHECKING:
@@ -128,17 +127,14 @@ def table_lag(
             started = time.perf_counter()
             changed = asyncio.run(run())
             achieved = changed / (time.perf_counter() - started)
-    figures = LagFigures(
-        scenario=f"Postgres → pg-items, {rate:,.0f} changes/s, native feed{stack.label}",
+    figures = LagFigures.measured(
+        f"Postgres → pg-items, {rate:,.0f} changes/s, native feed{stack.label}",
+        lags,
+        window,
         streams=1,
+        carried=changed,
         rate=rate,
         achieved_rate=achieved,
-        events=len(lags),
-        p50_ms=statistics.median(lags),
-        p99_ms=percentile(lags, 0.99),
-        max_ms=max(lags),
-        background=window.background,
-        sync_cpu_us_per_event=window.us_per(changed),
     )
     return figures, lags
 

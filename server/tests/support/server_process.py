@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ds_stack import components
-from ds_stack.launcher import Process
+from ds_stack.launcher import Process, Service
 from ds_stack.ports import free_port
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from types import TracebackType
 
 __all__ = ["ServerProcess", "free_port", "run_to_exit", "server_env"]
 
@@ -49,7 +48,7 @@ def run_to_exit(
     )
 
 
-class ServerProcess:
+class ServerProcess(Service):
     """Start ``ds-server`` with extra environment; stop it on exit (SIGTERM, then SIGKILL)."""
 
     def __init__(self, env: dict[str, str] | None = None, port: int | None = None) -> None:
@@ -89,15 +88,3 @@ class ServerProcess:
 
     def stop(self) -> None:
         self._process.stop()
-
-    def __enter__(self) -> ServerProcess:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -13,23 +13,22 @@ import contextlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 from ds_stack import components
 from ds_stack.dev.tokens import PendingTokens, TokenRequest
-from ds_stack.launcher import Process
+from ds_stack.launcher import Process, Service
 from ds_stack.ports import LOOPBACK, free_port
 from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from types import TracebackType
 
 DATABASE = "durable_streams"
 STORE_SCHEMA = "ds_server"
 
 
-class Cluster:
+class Cluster(Service):
     """Start, kill, restart and stop the replicas of one shared store behind Envoy."""
 
     def __init__(
@@ -146,15 +145,3 @@ class Cluster:
             shutil.rmtree(self._postgres_dir, ignore_errors=True)
         if self._tmp is not None:
             self._tmp.cleanup()
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()

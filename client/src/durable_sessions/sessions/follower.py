@@ -10,14 +10,11 @@ start past the reader) rebuilds the state from a fresh bootstrap.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from durable_sessions._following import Following
-from durable_sessions.events import Bootstrapped
-from durable_sessions.follow import follow
 from durable_sessions.protocol.bootstrap import NO_SNAPSHOT
 from durable_sessions.protocol.content_types import is_json
 from durable_sessions.protocol.offsets import START
@@ -28,10 +25,11 @@ from durable_sessions.sessions.offsets import message_offsets
 from durable_sessions.sessions.state import SessionState
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Mapping
+    from collections.abc import Mapping
 
     import httpx
 
+    from durable_sessions.events import Update
     from durable_sessions.follow import LiveMode
     from durable_sessions.protocol.bootstrap import Bootstrap
     from durable_sessions.tokens import TokenSource
@@ -75,41 +73,27 @@ class SessionFollower(Following[SessionBatch]):
         headers: Mapping[str, str] | None = None,
         live: LiveMode = "auto",
     ) -> None:
-        self.url = url
-        self.state = state if state is not None else SessionState()
-        self.offset = offset
-        self.up_to_date = False
-        self._token = token
-        self._client = client
-        self._headers = headers
-        self._live: LiveMode = live
-
-    async def _batches(self) -> AsyncGenerator[SessionBatch]:
-        follows = follow(
-            self.url,
-            offset=self.offset,
-            live=self._live,
-            client=self._client,
-            token=self._token,
-            headers=self._headers,
-            bootstrap_from=bootstrap_url_of(self.url),
-            without_bootstrap="read-from-start",
+        super().__init__(
+            url,
+            offset=offset,
+            token=token,
+            client=client,
+            headers=headers,
+            live=live,
+            bootstrap_from=bootstrap_url_of(url),
         )
-        async with contextlib.aclosing(follows) as updates:
-            async for update in updates:
-                if isinstance(update, Bootstrapped):
-                    batch = self._rebuild(update.bootstrap)
-                else:
-                    events = self._fold(self.offset, update.messages, update.next_offset)
-                    batch = SessionBatch(
-                        events=events,
-                        offset=update.next_offset,
-                        up_to_date=update.up_to_date,
-                        closed=update.closed,
-                    )
-                self.offset, self.up_to_date = batch.offset, batch.up_to_date
-                self.state.offset = batch.offset
-                yield batch
+        self.state = state if state is not None else SessionState()
+
+    def _advance(self, update: Update) -> SessionBatch:
+        return SessionBatch(
+            events=self._fold(self.offset, update.messages, update.next_offset),
+            offset=update.next_offset,
+            up_to_date=update.up_to_date,
+            closed=update.closed,
+        )
+
+    def _reached(self, batch: SessionBatch) -> None:
+        self.state.offset = batch.offset
 
     def _rebuild(self, bootstrap: Bootstrap) -> SessionBatch:
         self.state.clear()

@@ -14,14 +14,11 @@ State Protocol messages, or a session snapshot (``{"format":
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from durable_sessions._following import Following
-from durable_sessions.events import Bootstrapped
-from durable_sessions.follow import follow
 from durable_sessions.protocol.content_types import is_json
 from durable_sessions.protocol.offsets import BEGINNING
 from durable_sessions.protocol.urls import bootstrap_url_of
@@ -29,10 +26,11 @@ from durable_sessions.state.materialized import MaterializedState
 from durable_sessions.state.messages import StateMessageError
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Callable, Mapping
+    from collections.abc import Callable, Mapping
 
     import httpx
 
+    from durable_sessions.events import Update
     from durable_sessions.follow import LiveMode
     from durable_sessions.protocol.bootstrap import Bootstrap
     from durable_sessions.state.messages import Message
@@ -83,49 +81,34 @@ class StateFollower(Following[StateBatch]):
         bootstrap_from: str | None = None,
         on_invalid: Callable[[Any, StateMessageError], None] | None = None,
     ) -> None:
-        self.url = url
+        super().__init__(
+            url,
+            offset=offset,
+            token=token,
+            client=client,
+            headers=headers,
+            live=live,
+            bootstrap_from=bootstrap_from or bootstrap_url_of(url),
+        )
         self.state = state if state is not None else MaterializedState()
-        self.offset = offset
-        self.up_to_date = False
-        self._token = token
-        self._client = client
-        self._headers = headers
-        self._live: LiveMode = live
-        self._bootstrap_from = bootstrap_from or bootstrap_url_of(url)
         self._on_invalid = on_invalid
 
-    async def _batches(self) -> AsyncGenerator[StateBatch]:
+    def _start_offset(self) -> str | None:
         # Without a bootstrap surface the stream is read from its beginning.
-        start = self.offset
-        if start is None and self._bootstrap_from is None:
-            start = BEGINNING
+        if self.offset is None and self._bootstrap_from is None:
             self.state.clear()
-        follows = follow(
-            self.url,
-            offset=start,
-            live=self._live,
-            client=self._client,
-            token=self._token,
-            headers=self._headers,
-            bootstrap_from=self._bootstrap_from,
-            # A server that does not serve this stream's bootstrap: from the start.
-            without_bootstrap="read-from-start",
+            return BEGINNING
+        return self.offset
+
+    def _advance(self, update: Update) -> StateBatch:
+        messages = [self._decode(raw) for raw in update.messages]
+        self._apply(messages)
+        return StateBatch(
+            messages=messages,
+            offset=update.next_offset,
+            up_to_date=update.up_to_date,
+            closed=update.closed,
         )
-        async with contextlib.aclosing(follows) as events:
-            async for event in events:
-                if isinstance(event, Bootstrapped):
-                    batch = self._rebuild(event.bootstrap)
-                else:
-                    messages = [self._decode(raw) for raw in event.messages]
-                    self._apply(messages)
-                    batch = StateBatch(
-                        messages=messages,
-                        offset=event.next_offset,
-                        up_to_date=event.up_to_date,
-                        closed=event.closed,
-                    )
-                self.offset, self.up_to_date = batch.offset, batch.up_to_date
-                yield batch
 
     def _rebuild(self, bootstrap: Bootstrap) -> StateBatch:
         self.state.clear()

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from ds_spark.schema import EVENT_SCHEMA
 from ds_spark.server import stream_server
+from ds_spark.sources.event_source import EventDataSource
 from ds_spark.sources.options import parse_options
 from ds_spark.sources.plan import discover, plan_slices
 from ds_spark.sources.rows import read_slice
@@ -36,15 +36,10 @@ if TYPE_CHECKING:
 SOURCE_NAME = "durable_streams"
 
 
-class DurableStreamsDataSource(DataSource):
+class DurableStreamsDataSource(EventDataSource):
     """Batch and streaming reads of JSON session streams, normalised per sessions.md §2."""
 
-    @classmethod
-    def name(cls) -> str:
-        return SOURCE_NAME
-
-    def schema(self) -> StructType:
-        return EVENT_SCHEMA
+    source_name = SOURCE_NAME
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return DurableStreamsReader(parse_options(self.options))

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import psycopg
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from ds_spark.errors import DsSparkError, PostgresUnreachable
-from ds_spark.schema import EVENT_SCHEMA
+from ds_spark.sources.event_source import EventDataSource
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -67,15 +67,10 @@ SELECT session FROM session_analytics
 """
 
 
-class SessionEventsDataSource(DataSource):
+class SessionEventsDataSource(EventDataSource):
     """Batch reads of ``session_events``, partitioned by a hash of the stream."""
 
-    @classmethod
-    def name(cls) -> str:
-        return SOURCE_NAME
-
-    def schema(self) -> StructType:
-        return EVENT_SCHEMA
+    source_name = SOURCE_NAME
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return SessionEventsReader(_query_of(self.options))

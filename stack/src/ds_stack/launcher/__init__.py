@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ds_stack.launcher.process import LaunchError, Process, signal_name
 from ds_stack.launcher.readiness import http_ok, http_status
+from ds_stack.launcher.service import Service
 from ds_stack.launcher.spec import ProcessSpec, port_of
 from ds_stack.ports import PortInUse, free_port
 
@@ -20,6 +21,7 @@ __all__ = [
     "PortInUse",
     "Process",
     "ProcessSpec",
+    "Service",
     "free_port",
     "http_ok",
     "http_status",

@@ -17,10 +17,9 @@ from typing import IO, TYPE_CHECKING, Self
 from ds_stack import ports as port_owners
 from ds_stack.launcher import readiness
 from ds_stack.launcher._parent_death import die_with_parent
+from ds_stack.launcher.service import Service
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from ds_stack.launcher.spec import ProcessSpec
 
 
@@ -28,7 +27,7 @@ class LaunchError(RuntimeError):
     """A child did not start or get ready, or something else answered in its place."""
 
 
-class Process:
+class Process(Service):
     """One child process, launched from ``spec``; reusable (``restart``)."""
 
     def __init__(self, spec: ProcessSpec) -> None:
@@ -202,17 +201,10 @@ class Process:
             path.unlink(missing_ok=True)
 
     def __enter__(self) -> Self:
+        # A running child is entered as it is (``start`` would refuse it).
         if not self.running:
             self.start()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def signal_name(status: int | None) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from ds_stack.launcher import LaunchError, Process, ProcessSpec
+from ds_stack.launcher import LaunchError, Process, ProcessSpec, Service
 from ds_stack.ports import LOOPBACK, PortInUse, free_port
 from ds_stack.postgres._account import Account, chown_tree, server_account, unreachable
 from ds_stack.postgres._admin import create_database, drop_database
@@ -32,7 +32,6 @@ from ds_stack.postgres._placement import reachable_binaries, reachable_data_dir
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from types import TracebackType
 
 _READY_TIMEOUT_SECS = 30.0
 _STOP_TIMEOUT_SECS = 15.0
@@ -71,7 +70,7 @@ class PostgresConfig:
     bin_dir: Path | None = None
 
 
-class EmbeddedPostgres:
+class EmbeddedPostgres(Service):
     """Initialise (once), start and stop one server; ``url()`` to connect to it."""
 
     def __init__(self, config: PostgresConfig) -> None:
@@ -141,18 +140,6 @@ class EmbeddedPostgres:
         """Drop ``name``, disconnecting whoever is still connected to it and dropping its
         logical replication slots (which would refuse the drop)."""
         drop_database(self.url(), name)
-
-    def __enter__(self) -> EmbeddedPostgres:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _place(self, data_dir: Path) -> None:
         self.data_dir = data_dir
