@@ -22,7 +22,7 @@ import aiohttp
 import httpx
 import msgspec
 import psycopg
-from ds_sync.migrate import migrate
+from ds_schema.migrate import migrate
 
 from ds_bench.sync_figures import LagFigures, percentile
 from ds_bench.sync_stack import Window
