@@ -30,6 +30,7 @@ COPY stack/pyproject.toml stack/
 COPY sync/pyproject.toml sync/
 COPY spark/pyproject.toml spark/
 COPY bench/pyproject.toml bench/
+COPY schema/pyproject.toml schema/
 
 # What every image runs on: the unprivileged user ds, the environment on PATH.
 FROM ${PYTHON_IMAGE} AS runtime
@@ -108,8 +109,9 @@ CMD ["ds-proxy-serve"]
 FROM workspace AS sync-build
 RUN uv sync --locked --no-dev --package ds-sync --no-install-workspace
 COPY client/src client/src
+COPY schema/src schema/src
 COPY sync/src sync/src
-# Not editable: the environment alone is shipped (its migrations are package data).
+# Not editable: the environment alone is shipped (ds-schema's migrations are package data).
 RUN uv sync --locked --no-dev --package ds-sync --no-editable
 
 FROM runtime AS sync
@@ -143,12 +145,13 @@ CMD ["python", "-m", "ds_stack.heartbeat"]
 
 # ---- spark: the analytics and snapshot jobs ----------------------------------
 # `ds-spark analytics`, `ds-spark snapshots`, local[*] by default or --master
-# for a cluster. A job, not a service: it runs and exits.
+# for a cluster. A job, not a service: it runs and exits. The contract's tables
+# come from the schema package (ds-schema); the sync service is not in it.
 
 FROM workspace AS spark-build
 RUN uv sync --locked --no-dev --package ds-spark --no-install-workspace
 COPY client/src client/src
-COPY sync/src sync/src
+COPY schema/src schema/src
 COPY spark/src spark/src
 RUN uv sync --locked --no-dev --package ds-spark --no-editable
 

@@ -21,6 +21,7 @@ PACKAGES = {
     "spark": "ds_spark",
     "stack": "ds_stack",
     "bench": "ds_bench",
+    "schema": "ds_schema",
 }
 
 

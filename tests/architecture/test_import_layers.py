@@ -43,6 +43,18 @@ def test_members_import_only_members_below_them() -> None:
     assert not upward, "\n".join(sorted(upward))
 
 
+def test_spark_imports_nothing_of_sync() -> None:
+    # The Spark jobs share the contract's schema with ds-sync (ds_schema), not the sync service.
+    found = [
+        f"{module} imports {dep}"
+        for module, deps in GRAPH.items()
+        if module.split(".")[0] == "ds_spark"
+        for dep in deps
+        if dep.split(".")[0] == "ds_sync"
+    ]
+    assert not found, "\n".join(sorted(found))
+
+
 def _inner_layer(module: str) -> tuple[str, int]:
     layers = MODULE_LAYERS[module.split(".")[0]]
     index = layer_of(module, layers)
@@ -73,7 +85,7 @@ def test_the_import_graph_sees_the_imports() -> None:
     # Typing-only: durable_sessions.events imports Bootstrap under TYPE_CHECKING alone.
     assert "durable_sessions.protocol.bootstrap" in GRAPH["durable_sessions.events"]
     assert "durable_sessions.protocol.headers" in GRAPH["durable_sessions.tokens"]
-    assert "ds_sync" in {dep.split(".")[0] for dep in GRAPH["ds_spark.postgres"]}
+    assert "ds_schema" in {dep.split(".")[0] for dep in GRAPH["ds_spark.postgres"]}
     layers = MODULE_LAYERS["ds_server"]
     assert layer_of("ds_server.routes.dispatch", layers) < layer_of("ds_server.edge.http", layers)
 

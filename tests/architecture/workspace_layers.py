@@ -18,6 +18,8 @@ MEMBER_LAYERS: Layers = [
     ("jobs and launcher", ("ds_stack", "ds_spark")),
     ("services", ("ds_server", "ds_proxy", "ds_sync")),
     ("sdk", ("durable_sessions",)),
+    # The session contract's Postgres schema: what ds-sync and ds-spark both apply.
+    ("schema", ("ds_schema",)),
 ]
 
 # Inside each member. Members whose inner layers are not (yet) drawn have the
@@ -154,14 +156,15 @@ MODULE_LAYERS["ds_sync"] = [
             "ds_sync.settings",
             "ds_sync.metrics",
             "ds_sync.metrics_export",
-            "ds_sync.migrate",
-            "ds_sync.migrations",
-            "ds_sync.postgres_version",
             "ds_sync.table_names",
             "ds_sync.backoff",
             "ds_sync.failpoints",
         ),
     ),
+]
+MODULE_LAYERS["ds_schema"] = [
+    ("runner", ("ds_schema.migrate",)),
+    ("foundation", ("ds_schema", "ds_schema.migrations", "ds_schema.postgres_version")),
 ]
 for _package in ("ds_spark", "ds_bench"):
     MODULE_LAYERS[_package] = [

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
-from lock_packages import packages
+from lock_packages import members, packages
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -221,13 +221,13 @@ def test_the_server_image_runs_the_compiled_build() -> None:
     assert "(compiled)" in runs  # the build fails unless ds-server --version says so
 
 
-def _installs(target: str) -> set[str]:
-    """The packages a target's `uv sync` installs, from uv.lock."""
+def _selection(target: str) -> list[str]:
+    """The `uv sync` selection of the environment a target ships."""
     runs = [rest for word, rest in _build_steps(target) if word == "RUN"]
     syncs = [part for run in runs for part in run.split("&&") if "uv sync" in part]
     flags = syncs[-1].split()  # the environment that ships
     assert "--no-dev" in flags
-    return packages(
+    return [
         "--no-dev",
         *(
             arg
@@ -235,7 +235,12 @@ def _installs(target: str) -> set[str]:
             if flag in ("--package", "--extra")
             for arg in (flag, value)
         ),
-    )
+    ]
+
+
+def _installs(target: str) -> set[str]:
+    """The packages a target's `uv sync` installs, from uv.lock."""
+    return packages(*_selection(target))
 
 
 # What each image must not carry: what it never runs.
@@ -261,6 +266,18 @@ def test_an_image_carries_only_what_it_runs(target: str) -> None:
     installs = _installs(target)
     assert RUNS[target] <= installs
     assert NEVER_RUNS[target] & installs == set()
+
+
+def test_the_contract_schema_is_its_own_package_and_spark_carries_no_sync_service() -> None:
+    # Both apply the session contract's migrations; only the sync image runs ds-sync.
+    assert {"schema", "sync", "client"} <= members(*_selection("sync"))
+    spark = members(*_selection("spark"))
+    assert {"schema", "spark"} <= spark
+    assert "sync" not in spark
+    # What the build stage copies in is what the environment installs: no sync sources either.
+    copied = {rest.split()[0] for word, rest in STAGES["spark-build"][1] if word == "COPY"}
+    assert "schema/src" in copied
+    assert "sync/src" not in copied
 
 
 @pytest.mark.parametrize("service", sorted(SETTINGS))

@@ -48,5 +48,5 @@ def test_every_component_drawn_exists() -> None:
     for name in ("Envoy", "ds-server", "ds-sync", "ds-spark", "Postgres", "heartbeat", "Electric"):
         assert name in text
     for table in re.findall(r"\b(session_events|sync_checkpoints|sync_mirrors|items)\b", text):
-        migrations = (ROOT / "sync" / "src" / "ds_sync" / "migrations").glob("*.sql")
+        migrations = (ROOT / "schema" / "src" / "ds_schema" / "migrations").glob("*.sql")
         assert any(table in path.read_text(encoding="utf-8") for path in migrations), table

@@ -21,7 +21,7 @@ import aiohttp
 import httpx
 import msgspec
 import psycopg
-from ds_sync.migrate import migrate
+from ds_schema.migrate import migrate
 
 from ds_bench.sync_figures import LagFigures
 from ds_bench.sync_stack import Window

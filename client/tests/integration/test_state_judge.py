@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
+from ds_schema.migrate import migrate
 from ds_stack import components
 from ds_stack.launcher import Process
 from ds_stack.ports import free_port
-from ds_sync.migrate import migrate
 from durable_sessions import MaterializedState, StateFollower
 
 if TYPE_CHECKING:

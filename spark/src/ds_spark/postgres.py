@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from ds_sync.migrate import MigrationError, migrate
-from ds_sync.postgres_version import unsupported
+from ds_schema.migrate import MigrationError, migrate
+from ds_schema.postgres_version import unsupported
 from durable_sessions.protocol.offsets import parse_offset
 
 from ds_spark.errors import DsSparkError, PostgresUnreachable
@@ -34,11 +34,12 @@ def connect(url: str) -> psycopg.Connection[Any]:
 
 
 def ensure_schema(url: str) -> None:
-    """Create the tables ds-spark reads and writes if missing: ds-sync's migrations."""
+    """Create the tables ds-spark reads and writes if missing: the contract's migrations,
+    the same ds-sync applies (whichever starts first creates them)."""
     with connect(url) as conn:
         conn.autocommit = True
         try:
-            migrate(conn)
+            migrate(conn, program="ds-spark")
         except MigrationError as exc:
             raise DsSparkError(f"Postgres schema: {exc}") from None
 

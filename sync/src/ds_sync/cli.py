@@ -7,9 +7,9 @@ import logging
 import sys
 
 import psycopg
+from ds_schema.migrate import MigrationError, migrate
 
 from ds_sync.http_endpoint import EndpointError
-from ds_sync.migrate import MigrationError, migrate
 from ds_sync.settings import SettingsError, load_settings
 
 log = logging.getLogger("ds_sync")

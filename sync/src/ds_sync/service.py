@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import psycopg
+from ds_schema.migrate import MigrationError, migrate
 from durable_sessions.async_server import AsyncStreamServer, UnexpectedStatusError
 from durable_sessions.http1 import Http1Client
 from durable_sessions.protocol.listing import StreamInfo
@@ -27,7 +28,6 @@ from ds_sync.backoff import Backoff
 from ds_sync.http_endpoint import serve
 from ds_sync.metrics import Metrics
 from ds_sync.metrics_export import Exposition
-from ds_sync.migrate import MigrationError, migrate
 from ds_sync.mirror import MirrorStore, TableMirror
 from ds_sync.sessions import Scanner, ShardLeases, Sightings, Streams, Wakes, checkpoints
 

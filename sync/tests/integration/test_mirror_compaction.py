@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import psycopg
-from ds_sync.migrate import discover, migrate
+from ds_schema.migrate import discover, migrate
 from ds_sync.mirror.state import MirrorStore
 from mirror_support import (
     Follower,

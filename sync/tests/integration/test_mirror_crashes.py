@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import psycopg
-from ds_sync.migrate import migrate
+from ds_schema.migrate import migrate
 from mirror_support import (
     changes,
     controls,

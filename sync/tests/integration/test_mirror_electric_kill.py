@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import psycopg
+from ds_schema.migrate import migrate
 from ds_stack.ports import free_port
-from ds_sync.migrate import migrate
 from mirror_support import (
     ElectricFake,
     controls,

@@ -17,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
-from ds_sync.migrate import migrate
+from ds_schema.migrate import migrate
 from mirror_support import (
     changes,
     controls,

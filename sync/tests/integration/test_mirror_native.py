@@ -14,7 +14,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from ds_sync.migrate import migrate
+from ds_schema.migrate import migrate
 from mirror_support import (
     changes,
     controls,

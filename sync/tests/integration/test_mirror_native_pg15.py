@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from ds_schema.migrate import migrate
 from ds_stack.postgres._binaries import binaries_version
 from ds_stack.postgres.testing import local_postgres
-from ds_sync.migrate import migrate
 from mirror_support import (
     controls,
     delete_stream,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from ds_sync.migrate import migrate
+from ds_schema.migrate import migrate
 from mirror_support import (
     controls,
     delete_stream,

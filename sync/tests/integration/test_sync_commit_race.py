@@ -12,8 +12,8 @@ import asyncio
 
 import msgspec
 import psycopg
+from ds_schema.migrate import migrate
 from ds_sync.metrics import Metrics
-from ds_sync.migrate import migrate
 from ds_sync.sessions.model import Read, Status
 from ds_sync.sessions.stream_state import Chain, StreamState
 from ds_sync.sessions.writer import StaleCheckpoint, Writer

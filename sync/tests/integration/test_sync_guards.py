@@ -1,4 +1,5 @@
-"""The guards: the unique key stops a stream loudly, migrations apply once, bad settings exit 2."""
+"""The guards: the unique key stops a stream loudly, `ds-sync migrate` applies once, bad settings
+exit 2 (the migration runner's own guards are tested beside it, in schema/tests)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,10 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from typing import TYPE_CHECKING
 
 import psycopg
-import pytest
-from ds_sync.migrate import Migration, MigrationError, discover, migrate
+from ds_schema.migrate import migrate
 from sync_support import checkpoint, count_events, rows, wait_until
 
 if TYPE_CHECKING:
@@ -51,33 +50,6 @@ def test_migrate_is_idempotent_from_the_command_line(postgres_db: str) -> None:
     assert again.stdout.strip() == "the schema is up to date"
     tables = {row[0] for row in rows(postgres_db, "SELECT tablename FROM pg_tables")}
     assert {"session_events", "items", "sync_checkpoints", "sync_gaps"} <= tables
-
-
-def test_concurrent_migrations_apply_each_file_once(postgres_db: str) -> None:
-    results: list[list[Migration]] = []
-
-    def run() -> None:
-        with psycopg.connect(postgres_db, autocommit=True) as conn:
-            results.append(migrate(conn))
-
-    threads = [threading.Thread(target=run) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert sorted(len(applied) for applied in results) == [0, 0, 0, len(discover())]
-
-
-def test_a_migration_edited_after_it_was_applied_is_refused(postgres_db: str) -> None:
-    with psycopg.connect(postgres_db, autocommit=True) as conn:
-        migrate(conn)
-        edited = [Migration(m.version, m.name, m.sql + "\n-- edited") for m in discover()]
-        with pytest.raises(MigrationError, match="changed after it was applied"):
-            migrate(conn, edited)
-        extra = [*discover(), Migration(99, "later", "CREATE TABLE later (id int);")]
-        assert [m.version for m in migrate(conn, extra)] == [99]
-        with pytest.raises(MigrationError, match="which this ds-sync doesn't know"):
-            migrate(conn)
 
 
 def test_a_taken_metrics_port_is_one_clear_line(postgres_db: str) -> None:

@@ -1,4 +1,6 @@
-"""The names and types of the analytics tables (sessions.md §3, §5): the interface, kept once."""
+"""The names and types of the analytics tables (sessions.md §3, §5): the interface, kept once.
+
+The operation kinds they count by (§2) are the SDK's, `durable_sessions.sessions.fields`."""
 
 from __future__ import annotations
 
@@ -29,16 +31,3 @@ SESSION_TABLE = "session_analytics"
 DAILY_TABLE = "daily_session_rollup"
 SESSION_KEY = "session"
 DAILY_KEY = "day"
-
-UPSERT = "upsert"
-DELETE = "delete"
-APPEND = "append"
-# §2: operations compared case-sensitively; anything else is none of the three.
-OPERATION_KINDS = {
-    "set": UPSERT,
-    "insert": UPSERT,
-    "update": UPSERT,
-    "remove": DELETE,
-    "delete": DELETE,
-    "append": APPEND,
-}

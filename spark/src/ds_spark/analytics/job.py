@@ -102,7 +102,7 @@ def load(frames: AnalyticsFrames, run: AnalyticsRun, postgres_url: str | None = 
 def main(spark: SparkSession, settings: Settings, run: AnalyticsRun) -> AnalyticsOutcome:
     """One run."""
     if run.source == POSTGRES:
-        with _step("schema: ds-sync's migrations"):
+        with _step("schema: the session contract's migrations"):
             ensure_schema(settings.postgres_url)
     with _step(f"extract: session events from {run.source}"):
         events = extract(spark, settings, run)

@@ -8,17 +8,12 @@ here collects to the driver; every step is a Spark aggregation or window.
 
 from __future__ import annotations
 
+# §2's operation kinds: the SDK's extraction (which ds-sync and the readers use) keeps them.
+from durable_sessions.sessions.fields import APPEND, DELETE, OPERATION_KINDS, UPSERT
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from ds_spark.analytics.columns import (
-    APPEND,
-    DAILY_COLUMNS,
-    DELETE,
-    OPERATION_KINDS,
-    SESSION_COLUMNS,
-    UPSERT,
-)
+from ds_spark.analytics.columns import DAILY_COLUMNS, SESSION_COLUMNS
 
 ORDER = ("offset", "event_index")
 MICROS_PER_MS = 1000.0

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 import pandas as pd
+from durable_sessions.sessions.fields import OPERATION_KINDS
 
-from ds_spark.analytics.columns import DAILY_COLUMNS, OPERATION_KINDS, SESSION_COLUMNS
+from ds_spark.analytics.columns import DAILY_COLUMNS, SESSION_COLUMNS
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -60,7 +60,7 @@ class SnapshotOutcome:
 def main(spark: SparkSession, settings: Settings) -> SnapshotOutcome:
     """Publish every session stream's state at ds-sync's checkpoint, then verify it."""
     source = StreamSource(settings.server_url, settings.token_source, settings.streams)
-    with _step("schema: ds-sync's migrations"):
+    with _step("schema: the session contract's migrations"):
         ensure_schema(settings.postgres_url)
     with _step("extract: ds-sync's committed checkpoints"):
         # Never beyond them: history leaves a stream only once it is in Postgres (§6).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ds_sync.migrate import discover
+from ds_schema.migrate import discover
 
 
 def test_files_are_numbered_in_order() -> None:

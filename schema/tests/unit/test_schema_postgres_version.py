@@ -6,8 +6,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from ds_sync.migrate import MigrationError, migrate
-from ds_sync.postgres_version import unsupported, version_text
+from ds_schema.migrate import MigrationError, migrate
+from ds_schema.postgres_version import unsupported, version_text
 
 
 def test_versions_read_as_postgres_writes_them() -> None:

@@ -1,4 +1,4 @@
-"""The PostgreSQL versions ds-sync (and ds-spark, through it) runs on: 14 and newer.
+"""The PostgreSQL versions ds-sync and ds-spark run on: 14 and newer.
 
 Tested on 14, 15, 16, 17 and 18 (``make test-postgres-matrix``). An older
 server is refused at start, in one line naming its version and the minimum.

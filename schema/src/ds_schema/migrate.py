@@ -1,4 +1,4 @@
-"""Schema migrations: the SQL files of ``ds_sync.migrations``, applied once each, in order.
+"""Schema migrations: the SQL files of ``ds_schema.migrations``, applied once each, in order.
 
 A small runner instead of a library (docs/sync.md says why): all pending
 files are applied in ONE transaction that first takes an advisory lock, so
@@ -6,6 +6,11 @@ concurrent starts apply them once, and a process killed half-way leaves
 nothing behind (Postgres rolls the transaction back and drops the lock with
 the connection). Applied files are recorded with a checksum; editing one
 after it shipped is an error, not a silent divergence.
+
+The record keeps the names it had when ds-sync alone applied the schema (the
+table ``ds_sync_migrations``, the lock key from ``ds-sync migrations``): a
+database migrated then is up to date now, and an older ds-sync starting
+beside a newer ds-spark still takes the same lock. Never rename them.
 """
 
 from __future__ import annotations
@@ -16,12 +21,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ds_sync.postgres_version import unsupported
+from ds_schema.postgres_version import unsupported
 
 if TYPE_CHECKING:
     import psycopg
 
-_PACKAGE = "ds_sync.migrations"
+_PACKAGE = "ds_schema.migrations"
 _FILE_RE = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
 # pg_advisory_xact_lock key: "ds-sync migrations" as a stable 63-bit number.
 LOCK_KEY = int.from_bytes(hashlib.sha256(b"ds-sync migrations").digest()[:8], "big") >> 1
@@ -60,10 +65,16 @@ def discover() -> list[Migration]:
 
 
 def migrate(
-    conn: psycopg.Connection[Any], migrations: list[Migration] | None = None
+    conn: psycopg.Connection[Any],
+    migrations: list[Migration] | None = None,
+    *,
+    program: str = "ds-sync",
 ) -> list[Migration]:
-    """Apply the pending migrations; returns those applied now (none when up to date)."""
-    problem = unsupported(conn.info.server_version)
+    """Apply the pending migrations; returns those applied now (none when up to date).
+
+    ``program`` is who applies them, as its errors name it.
+    """
+    problem = unsupported(conn.info.server_version, program)
     if problem is not None:
         raise MigrationError(problem)
     migrations = discover() if migrations is None else migrations
@@ -76,7 +87,7 @@ def migrate(
         )
         rows = conn.execute(f"SELECT version, name, checksum FROM {TABLE}").fetchall()
         applied = {int(row[0]): (str(row[1]), str(row[2])) for row in rows}
-        _check_applied(applied, migrations)
+        _check_applied(applied, migrations, program)
         pending = [m for m in migrations if m.version not in applied]
         for migration in pending:
             conn.execute(migration.sql.encode())
@@ -87,14 +98,16 @@ def migrate(
     return pending
 
 
-def _check_applied(applied: dict[int, tuple[str, str]], migrations: list[Migration]) -> None:
+def _check_applied(
+    applied: dict[int, tuple[str, str]], migrations: list[Migration], program: str
+) -> None:
     known = {m.version: m for m in migrations}
     for version, (name, checksum) in sorted(applied.items()):
         migration = known.get(version)
         if migration is None:
             raise MigrationError(
-                f"the database has migration {version:04d}_{name}, which this ds-sync doesn't "
-                "know: it is older than the schema"
+                f"the database has migration {version:04d}_{name}, which this {program} "
+                "doesn't know: it is older than the schema"
             )
         if migration.checksum != checksum:
             raise MigrationError(f"{version:04d}_{name}.sql changed after it was applied")
