@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -82,8 +83,10 @@ class PostgresDatabase:
         self._opening = asyncio.Lock()
         self._opened = False
         self._closed = False
-        # The session connections handed out and not yet seen closed.
+        # The session connections handed out and not yet seen closed; the writer's
+        # thread adds to it too, hence the lock.
         self._sessions: set[AsyncConn | BlockingConn] = set()
+        self._sessions_lock = threading.Lock()
 
     def options(self, role: str) -> dict[str, Any]:
         """The connect options of every connection of ``role``."""
@@ -183,7 +186,8 @@ class PostgresDatabase:
             return
         self._closed = True
         await self._pool.close()
-        sessions, self._sessions = self._sessions, set()
+        with self._sessions_lock:
+            sessions, self._sessions = self._sessions, set()
         for conn in sessions:
             with contextlib.suppress(psycopg.Error):
                 if isinstance(conn, psycopg.AsyncConnection):
@@ -207,8 +211,9 @@ class PostgresDatabase:
 
     def _keep(self, conn: AsyncConn | BlockingConn) -> None:
         # Drop the ones closed meanwhile: a feed that reconnects often must not pile them up.
-        self._sessions = {held for held in self._sessions if not held.closed}
-        self._sessions.add(conn)
+        with self._sessions_lock:
+            self._sessions = {held for held in self._sessions if not held.closed}
+            self._sessions.add(conn)
 
     async def _connect_or_explain(self, role: str) -> AsyncConn:
         try:
