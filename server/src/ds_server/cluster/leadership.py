@@ -28,10 +28,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ds_server.cluster")
 
+Conn = psycopg.AsyncConnection[Any]
+
 # Any fixed 64-bit key, the same on every replica: "ds-subs" in ASCII. It is
 # the default schema's, as it always was (a rolling upgrade never has two leaders).
 LOCK_KEY = 0x64732D73756273
-Conn = psycopg.AsyncConnection[Any]
 DEFAULT_SCHEMA = "ds_server"
 RETRY_SECS = 1.0
 

@@ -35,7 +35,7 @@ class PostgresPersistence(SharedPersistence):
     """Streams in Postgres tables of their own schema; several processes may share them.
 
     Every mutation goes through one writer connection that commits
-    concurrent ones together (``writer``); reads use a small pool. Each
+    concurrent ones together (``writer``); reads use the database's pool. Each
     acknowledged write is committed with ``synchronous_commit=on``.
     """
 
