@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
 
 log = logging.getLogger("ds_server.postgres")
+
+T = TypeVar("T")
 
 AsyncConn = psycopg.AsyncConnection[Any]
 BlockingConn = psycopg.Connection[Any]
@@ -127,9 +129,26 @@ class PostgresDatabase:
         """A pooled connection for the block (autocommit; ``transaction()`` for more)."""
         return self._pool.connection()
 
-    async def check(self) -> None:
-        """Replace the idle pooled connections that broke (after a database restart, say)."""
-        await self._pool.check()
+    async def run(self, work: Callable[[AsyncConn], Awaitable[T]]) -> T:
+        """``work`` on a pooled connection; once more on a fresh one if that one was lost.
+
+        After a database restart every idle pooled connection is broken: the
+        first call to meet one drops the others too. So ``work`` may run twice,
+        the first time with an unknown outcome: it must be a read, or a write
+        that repeating changes nothing. Raises what psycopg raises, ``PoolTimeout``
+        (all connections busy) at once.
+        """
+        for attempt in range(2):
+            try:
+                async with self._pool.connection() as conn:
+                    return await work(conn)
+            except PoolTimeout:
+                raise  # waiting as long again would only delay the 503
+            except psycopg.OperationalError:
+                if attempt == 1:
+                    raise
+                await self._pool.check()
+        raise AssertionError("unreachable")
 
     # -- session connections ----------------------------------------------------
 

@@ -8,7 +8,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from psycopg_pool import PoolTimeout
 
 from ds_server.stores._postgres import chunks, feed, mutations, rows, schema
 from ds_server.stores._postgres.writer import Writer, WriterStats
@@ -87,19 +86,10 @@ class PostgresPersistence(SharedPersistence):
         return None  # the database's limits are only known when the writer commits
 
     async def _read(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[Any]]) -> Any:
-        # Once more on a lost connection (after a database restart every
-        # pooled connection is broken; the pool replaces them).
-        for attempt in range(2):
-            try:
-                async with self.database.connection() as conn:
-                    return await work(conn)
-            except psycopg.OperationalError as error:
-                if attempt == 1:
-                    raise StorageUnavailable() from error
-                await self.database.check()  # drop the other idle connections that broke too
-            except PoolTimeout as error:
-                raise StorageUnavailable() from error
-        raise AssertionError("unreachable")
+        try:
+            return await self.database.run(work)
+        except psycopg.OperationalError as error:  # lost twice, or every connection busy
+            raise StorageUnavailable() from error
 
     # -- streams --------------------------------------------------------------
 

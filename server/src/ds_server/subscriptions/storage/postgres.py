@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
 
 import psycopg
 from psycopg import sql
-from psycopg_pool import PoolTimeout
 
 from ds_server.stores.errors import StorageUnavailable
 from ds_server.subscriptions.storage.base import (
@@ -217,16 +216,14 @@ class PostgresSubscriptionStorage(SubscriptionStorage):
         self, work: Callable[[Conn], Awaitable[T]], *, snapshot: bool = False
     ) -> T:
         """Run ``work`` in one transaction; database errors become SubscriptionStorageError."""
-        for attempt in range(2):
-            try:
-                async with self._database.connection() as conn, conn.transaction():
-                    if snapshot:
-                        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    return await work(conn)
-            except psycopg.OperationalError as exc:
-                if attempt == 1:
-                    raise SubscriptionStorageError(f"subscription storage: {exc}") from exc
-                await self._database.check()  # the other idle ones broke too, likely
-            except (psycopg.Error, PoolTimeout) as exc:
-                raise SubscriptionStorageError(f"subscription storage: {exc}") from exc
-        raise AssertionError("unreachable")
+
+        async def in_transaction(conn: Conn) -> T:
+            async with conn.transaction():
+                if snapshot:
+                    await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                return await work(conn)
+
+        try:
+            return await self._database.run(in_transaction)
+        except psycopg.Error as exc:
+            raise SubscriptionStorageError(f"subscription storage: {exc}") from exc
