@@ -69,17 +69,19 @@ class PostgresDatabase:
         schema: str = DEFAULT_SCHEMA,
         pool_size: int = 8,
         connect_timeout_secs: float = CONNECT_TIMEOUT_SECS,
+        pool_timeout_secs: float = POOL_TIMEOUT_SECS,
     ) -> None:
         self.url = url
         self.schema = schema
         self._connect_timeout = connect_timeout_secs
+        self._pool_timeout = pool_timeout_secs
         self._pool = AsyncConnectionPool(
             url,
             min_size=1,
             max_size=pool_size,
             kwargs=self.options(POOL),
             open=False,
-            timeout=POOL_TIMEOUT_SECS,
+            timeout=pool_timeout_secs,
             name="ds-server",
         )
         self._opening = asyncio.Lock()
@@ -120,10 +122,15 @@ class PostgresDatabase:
             probe = await self._connect_or_explain(POOL)
             await probe.close()
             try:
-                await self._pool.open(wait=True, timeout=self._connect_timeout + POOL_TIMEOUT_SECS)
+                await self._pool.open(wait=True, timeout=self._connect_timeout + self._pool_timeout)
             except PoolTimeout as error:
                 raise StorageUnavailable(f"the database connection pool: {error}") from None
             self._opened = True
+
+    @property
+    def pool_stats(self) -> dict[str, int]:
+        """The pool's counters (``psycopg_pool``'s ``get_stats``), for tests and metrics."""
+        return self._pool.get_stats()
 
     def connection(self) -> contextlib.AbstractAsyncContextManager[AsyncConn]:
         """A pooled connection for the block (autocommit; ``transaction()`` for more)."""

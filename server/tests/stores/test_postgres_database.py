@@ -19,6 +19,7 @@ from ds_server.postgres_database import LEADER, LISTEN, POOL, PostgresDatabase, 
 from ds_server.settings import Settings, StorageSection
 from ds_server.stores.errors import StorageUnavailable
 from litestar.testing import AsyncTestClient
+from psycopg_pool import PoolTimeout
 
 if TYPE_CHECKING:
     from collections import Counter
@@ -128,6 +129,33 @@ async def test_a_session_lost_is_reconnected_and_prepared_again(postgres_db: str
         assert prepared == [application_name(LISTEN)] * 2
         assert again.info.backend_pid != first.info.backend_pid
     assert again.closed
+
+
+async def test_a_lost_pooled_connection_is_run_again_but_a_busy_pool_is_not(
+    postgres_db: str,
+) -> None:
+    database = PostgresDatabase(postgres_db, pool_size=1, pool_timeout_secs=0.2)
+    calls: list[int] = []
+
+    async def backend_pid(conn: psycopg.AsyncConnection[Any]) -> int:
+        calls.append(conn.info.backend_pid)
+        row = await (await conn.execute("SELECT pg_backend_pid()")).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    async with database.opened():
+        first = await database.run(backend_pid)
+        async with await psycopg.AsyncConnection.connect(postgres_db, autocommit=True) as admin:
+            await admin.execute("SELECT pg_terminate_backend(%s)", (first,))
+        # The broken connection failed the first try; the second ran on a fresh one.
+        assert await database.run(backend_pid) != first
+        assert calls[-2] == first
+        async with database.connection():
+            errors = database.pool_stats.get("requests_errors", 0)
+            with pytest.raises(PoolTimeout):
+                await database.run(backend_pid)
+            # Asked the pool once: waiting as long again would only delay the answer.
+            assert database.pool_stats.get("requests_errors", 0) == errors + 1
 
 
 async def test_an_unreachable_database_is_named_without_its_password() -> None:
