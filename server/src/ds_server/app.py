@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     )
 
     from ds_server.edge.layer import RequestHook
+    from ds_server.postgres_database import PostgresDatabase
     from ds_server.stores.base import Store
 
 
@@ -99,11 +100,13 @@ def create_app(
     """
     settings = settings or Settings()
     store = store or open_store(settings, LiveNotifier())
+    # The postgres backend's connections, shared by the subscriptions and the leadership.
+    database = _database_of(store)
 
     def subscription_manager() -> SubscriptionManager:
         return SubscriptionManager(
             store,
-            storage=open_subscription_storage(settings),
+            storage=open_subscription_storage(settings, database),
             allow_private_webhooks=settings.subscriptions.webhook_allow_private,
             # Below the per-stream limit, or wakes would be refused before a trim.
             wake_stream_retained_bytes=min(
@@ -112,7 +115,7 @@ def create_app(
             ),
         )
 
-    cluster = Cluster.of(settings, store, subscription_manager)
+    cluster = Cluster.of(settings, store, database, subscription_manager)
     subs = None if cluster else subscription_manager()
     ctx = ServerContext(
         settings=settings,
@@ -207,6 +210,14 @@ def create_app(
         hooks=hooks,
     )
     return app
+
+
+def _database_of(store: Store) -> PostgresDatabase | None:
+    """The database a postgres-backed store reaches, which it owns and closes last."""
+    database: PostgresDatabase | None = getattr(
+        getattr(store, "persistence", None), "database", None
+    )
+    return database
 
 
 def _builtin_hooks(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ds_server.cluster.leadership import DEFAULT_SCHEMA, LOCK_KEY, Leadership, lock_key
+from ds_server.postgres_database import PostgresDatabase
 from ds_server.settings import StorageSection
 
 
@@ -29,7 +30,9 @@ class _Votes:
 
 
 def _campaigner(url: str, schema: str, name: str, votes: _Votes) -> Leadership:
-    return Leadership(url, schema, f"http://{name}", votes.elect, votes.depose)
+    # A database of its own, as each replica has.
+    database = PostgresDatabase(url, schema=schema)
+    return Leadership(database, f"http://{name}", votes.elect, votes.depose)
 
 
 @pytest.mark.parametrize("first_schema", ["ds_server", "other_a"])
@@ -56,3 +59,4 @@ async def test_deployments_on_one_database_each_elect_their_own_leader(
     finally:
         for campaigner in campaigners:
             await campaigner.stop()
+            await campaigner.database.close()

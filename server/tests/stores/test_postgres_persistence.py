@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from ds_server.postgres_database import PostgresDatabase
 from ds_server.protocol.offsets import Sentinel
 from ds_server.stores._commit import AppendCommit
 from ds_server.stores._postgres import PostgresPersistence
@@ -57,8 +58,8 @@ async def started(url: str, schema: str) -> LogStore:
 @pytest.fixture
 async def pair(url: str, schema: str) -> AsyncIterator[tuple[PostgresPersistence, ...]]:
     """Two processes' persistences on one schema."""
-    a = PostgresPersistence(url, schema_name=schema)
-    b = PostgresPersistence(url, schema_name=schema)
+    a = PostgresPersistence(PostgresDatabase(url, schema=schema))
+    b = PostgresPersistence(PostgresDatabase(url, schema=schema))
     await a.open()
     await b.open()
     try:
@@ -338,8 +339,8 @@ async def test_the_listener_reconnects_and_says_it_may_have_missed_changes(
 
 async def test_writes_and_reads_go_on_after_the_connections_are_lost(postgres_db: str) -> None:
     # A database of its own: only this test's connections are cut, never another's.
-    a = PostgresPersistence(postgres_db, schema_name="lost")
-    b = PostgresPersistence(postgres_db, schema_name="lost")
+    a = PostgresPersistence(PostgresDatabase(postgres_db, schema="lost"))
+    b = PostgresPersistence(PostgresDatabase(postgres_db, schema="lost"))
     await a.open()
     await b.open()
     try:
@@ -347,7 +348,7 @@ async def test_writes_and_reads_go_on_after_the_connections_are_lost(postgres_db
         async with await psycopg.AsyncConnection.connect(postgres_db, autocommit=True) as admin:
             cursor = await admin.execute(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                " WHERE application_name = 'ds-server' AND pid <> pg_backend_pid()"
+                " WHERE application_name LIKE 'ds-server:%' AND pid <> pg_backend_pid()"
                 " AND datname = current_database()"
             )
             # Each persistence's writer and pooled read connection.

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from ds_server.postgres_database import PostgresDatabase
 from ds_server.subscriptions.model import SubscriptionSpec, SubscriptionType
 from ds_server.subscriptions.storage import (
     MemorySubscriptionStorage,
@@ -64,6 +65,7 @@ BOTH = StoredLink(explicit=True, glob=True, acked=40)
 async def make(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Make]:
     """Opens storages on one place (memory: the same instance); closes them all after."""
     opened: list[SubscriptionStorage] = []
+    databases: list[PostgresDatabase] = []
     memory = MemorySubscriptionStorage()
 
     def new() -> SubscriptionStorage:
@@ -71,7 +73,9 @@ async def make(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
             return memory
         if request.param == "sqlite":
             return SqliteSubscriptionStorage(tmp_path / "subs" / "subscriptions.db")
-        return PostgresSubscriptionStorage(request.getfixturevalue("postgres_db"), "subs")
+        # A database of its own each, as each server process has.
+        databases.append(PostgresDatabase(request.getfixturevalue("postgres_db"), schema="subs"))
+        return PostgresSubscriptionStorage(databases[-1])
 
     async def factory() -> SubscriptionStorage:
         storage = new()
@@ -82,6 +86,8 @@ async def make(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
     yield factory
     for storage in opened:
         await storage.close()
+    for database in databases:
+        await database.close()
 
 
 async def test_everything_created_is_loaded_again(make: Make) -> None:
@@ -202,7 +208,9 @@ async def test_sqlite_calls_before_open_fail_clearly(tmp_path: Path) -> None:
 
 
 async def test_postgres_processes_starting_together_share_one_schema(postgres_db: str) -> None:
-    storages = [PostgresSubscriptionStorage(postgres_db, "shared") for _ in range(3)]
+    databases = [PostgresDatabase(postgres_db, schema="shared") for _ in range(3)]
+    databases.append(PostgresDatabase(postgres_db, schema="other"))
+    storages = [PostgresSubscriptionStorage(database) for database in databases[:3]]
     await asyncio.gather(*(storage.open() for storage in storages))
     secrets = await asyncio.gather(
         *(storage.keep_secret("k", bytes([n])) for n, storage in enumerate(storages))
@@ -210,15 +218,18 @@ async def test_postgres_processes_starting_together_share_one_schema(postgres_db
     assert len(set(secrets)) == 1
     await storages[0].create(_record("s"))
     assert [sub.spec.id for sub in await storages[2].load_all()] == ["s"]
-    elsewhere = PostgresSubscriptionStorage(postgres_db, "other")
+    elsewhere = PostgresSubscriptionStorage(databases[3])
     await elsewhere.open()
     assert await elsewhere.load_all() == []
     for storage in [*storages, elsewhere]:
         await storage.close()
+    for database in databases:
+        await database.close()
 
 
 async def test_postgres_recovers_from_a_dropped_connection(postgres_db: str) -> None:
-    storage = PostgresSubscriptionStorage(postgres_db)
+    database = PostgresDatabase(postgres_db)
+    storage = PostgresSubscriptionStorage(database)
     await storage.open()
     await storage.create(_record("s"))
     async with await psycopg.AsyncConnection.connect(postgres_db, autocommit=True) as admin:
@@ -229,10 +240,13 @@ async def test_postgres_recovers_from_a_dropped_connection(postgres_db: str) -> 
     await storage.save("s", 1, {})
     assert [sub.generation for sub in await storage.load_all()] == [1]
     await storage.close()
+    await database.close()
 
 
 async def test_postgres_unreachable_is_a_storage_error() -> None:
-    storage = PostgresSubscriptionStorage("postgresql://127.0.0.1:1/none", connect_timeout_secs=0.5)
-    with pytest.raises(SubscriptionStorageError):
+    database = PostgresDatabase("postgresql://127.0.0.1:1/none", connect_timeout_secs=0.5)
+    storage = PostgresSubscriptionStorage(database)
+    with pytest.raises(SubscriptionStorageError, match=r"cannot connect to 127\.0\.0\.1:1/none"):
         await storage.open()
     await storage.close()
+    await database.close()

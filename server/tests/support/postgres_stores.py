@@ -7,6 +7,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from ds_server.live import LiveNotifier
+from ds_server.postgres_database import PostgresDatabase
 from ds_server.stores._log_store import LogStore
 from ds_server.stores._postgres import PostgresPersistence
 from ds_server.stores._quotas import NO_QUOTAS
@@ -27,7 +28,7 @@ async def started_postgres(
     """A started store on Postgres ``schema`` (a 1 GiB stream limit unless ``options`` say)."""
     live = LiveNotifier()
     live.bind(asyncio.get_running_loop())
-    backend = PostgresPersistence(url, schema_name=schema, quotas=quotas)
+    backend = PostgresPersistence(PostgresDatabase(url, schema=schema), quotas=quotas)
     store = LogStore(live, backend, quotas=quotas, **{"max_retained_bytes": 1 << 30, **options})
     await store.start()
     return store

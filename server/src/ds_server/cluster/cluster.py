@@ -11,6 +11,7 @@ from ds_server.cluster.leadership import Leadership
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ds_server.postgres_database import PostgresDatabase
     from ds_server.settings import Settings
     from ds_server.stores.base import Store
     from ds_server.subscriptions import SubscriptionManager
@@ -20,15 +21,18 @@ class Cluster:
     """The subscription leader election, the manager it runs, and forwarding to the leader."""
 
     def __init__(
-        self, settings: Settings, store: Store, build: Callable[[], SubscriptionManager]
+        self,
+        settings: Settings,
+        store: Store,
+        database: PostgresDatabase,
+        build: Callable[[], SubscriptionManager],
     ) -> None:
         self._store = store
         self.lead = SubscriptionLead(build)
         server = settings.server
         advertise = settings.cluster.advertise_url or f"http://{server.host}:{server.port}"
         self.leadership = Leadership(
-            settings.storage.postgres_url,
-            settings.storage.postgres_schema,
+            database,
             advertise,
             on_elected=self.lead.elected,
             on_deposed=self.lead.deposed,
@@ -38,12 +42,16 @@ class Cluster:
 
     @classmethod
     def of(
-        cls, settings: Settings, store: Store, build: Callable[[], SubscriptionManager]
+        cls,
+        settings: Settings,
+        store: Store,
+        database: PostgresDatabase | None,
+        build: Callable[[], SubscriptionManager],
     ) -> Cluster | None:
-        """A cluster when ``store`` is shared with other processes (the postgres backend)."""
-        if getattr(store, "shared", None) is None:
+        """A cluster when ``store`` is shared with other processes (on ``database``)."""
+        if getattr(store, "shared", None) is None or database is None:
             return None
-        return cls(settings, store, build)
+        return cls(settings, store, database, build)
 
     async def start(self) -> None:
         shared = getattr(self._store, "shared", None)

@@ -14,15 +14,21 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import sql
 
+from ds_server.postgres_database import LEADER
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from ds_server.postgres_database import PostgresDatabase
+
 log = logging.getLogger("ds_server.cluster")
+
+Conn = psycopg.AsyncConnection[Any]
 
 # Any fixed 64-bit key, the same on every replica: "ds-subs" in ASCII. It is
 # the default schema's, as it always was (a rolling upgrade never has two leaders).
@@ -49,13 +55,13 @@ class Leadership:
 
     def __init__(
         self,
-        conninfo: str,
-        schema: str,
+        database: PostgresDatabase,
         advertise_url: str,
         on_elected: Callable[[], Awaitable[None]],
         on_deposed: Callable[[], Awaitable[None]],
     ) -> None:
-        self._conninfo = conninfo
+        schema = database.schema
+        self.database = database
         self._table = sql.Identifier(schema, "subscription_leader")
         self._schema = sql.Identifier(schema)
         self._lock_key = lock_key(schema)
@@ -68,9 +74,9 @@ class Leadership:
 
     async def start(self) -> None:
         """Take the lead, or learn who has it, before returning (then keep campaigning)."""
-        first: psycopg.AsyncConnection[tuple[object, ...]] | None = None
+        first: Conn | None = None
         try:
-            first = await self._connect()
+            first = await self.database.session(LEADER, self._prepare)
             await self._round(first)
         except (psycopg.Error, OSError) as error:
             log.warning("subscription leadership: %s; retrying", error)
@@ -78,15 +84,6 @@ class Leadership:
                 await first.close()
             first = None
         self._task = asyncio.create_task(self._campaign(first))
-
-    async def _connect(self) -> psycopg.AsyncConnection[tuple[object, ...]]:
-        conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
-        try:
-            await self._prepare(conn)
-        except BaseException:
-            await conn.close()
-            raise
-        return conn
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -96,10 +93,10 @@ class Leadership:
         if self.is_leader:
             await self._depose()
 
-    async def _campaign(self, conn: psycopg.AsyncConnection[tuple[object, ...]] | None) -> None:
+    async def _campaign(self, conn: Conn | None) -> None:
         while True:
             try:
-                async with conn or await self._connect() as held:
+                async with conn or await self._reconnect() as held:
                     while True:
                         await asyncio.sleep(RETRY_SECS)
                         await self._round(held)
@@ -110,7 +107,11 @@ class Leadership:
                     await self._depose()
                 await asyncio.sleep(RETRY_SECS)
 
-    async def _prepare(self, conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
+    async def _reconnect(self) -> Conn:
+        # Tried every second at most, as a lock another replica dropped is looked for.
+        return await self.database.reconnect(LEADER, self._prepare, max_delay_secs=RETRY_SECS)
+
+    async def _prepare(self, conn: Conn) -> None:
         await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(self._schema))
         await conn.execute(
             sql.SQL(
@@ -119,7 +120,7 @@ class Leadership:
             ).format(self._table)
         )
 
-    async def _round(self, conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
+    async def _round(self, conn: Conn) -> None:
         """One look: take the lock if free; otherwise learn who holds it. Checks the link too."""
         if self.is_leader:
             await conn.execute("SELECT 1")  # still connected, so still holding the lock

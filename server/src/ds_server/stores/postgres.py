@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ds_server.postgres_database import PostgresDatabase
 from ds_server.stores._postgres import PostgresPersistence
 from ds_server.stores._quotas import quota_policy
 
@@ -21,9 +22,9 @@ if TYPE_CHECKING:
 def from_settings(settings: Settings) -> PostgresPersistence:
     """The ``postgres`` backend: streams in the database at ``DS_STORAGE__POSTGRES_URL``."""
     storage = settings.storage
-    return PostgresPersistence(
+    database = PostgresDatabase(
         storage.postgres_url,
-        schema_name=storage.postgres_schema,
+        schema=storage.postgres_schema,
         pool_size=storage.postgres_pool_size,
-        quotas=quota_policy(settings),
     )
+    return PostgresPersistence(database, quotas=quota_policy(settings))

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import psycopg
 
+from ds_server.postgres_database import LISTEN
 from ds_server.stores.persistence import StreamChange
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
+
+    from ds_server.postgres_database import PostgresDatabase
 
 log = logging.getLogger("ds_server.postgres")
-
-_FIRST_RETRY_SECS = 0.05
-_LAST_RETRY_SECS = 5.0
 
 # The append announcements of a batch, one per stream, read from the rows the
 # batch just wrote (locked by it until COMMIT, so they hold its last version).
@@ -88,13 +88,11 @@ class Listener:
 
     def __init__(
         self,
-        url: str,
-        options: Mapping[str, Any],
+        database: PostgresDatabase,
         channel: str,
         on_change: Callable[[StreamChange | None], None],
     ) -> None:
-        self._url = url
-        self._options = options
+        self._database = database
         self._channel = channel
         self._on_change = on_change
         self._task: asyncio.Task[None] | None = None
@@ -102,7 +100,7 @@ class Listener:
 
     async def start(self) -> None:
         """Listen from now on; returns once the LISTEN is in place."""
-        conn = await self._connect()
+        conn = await self._database.session(LISTEN, self._listen)
         self._task = asyncio.create_task(self._run(conn), name="ds-postgres-listener")
 
     async def stop(self) -> None:
@@ -112,16 +110,10 @@ class Listener:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _connect(self) -> psycopg.AsyncConnection[Any]:
-        conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True, **self._options)
-        try:
-            await conn.execute(
-                psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self._channel))
-            )
-        except BaseException:
-            await conn.close()
-            raise
-        return conn
+    async def _listen(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(
+            psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self._channel))
+        )
 
     async def _run(self, conn: psycopg.AsyncConnection[Any]) -> None:
         while True:
@@ -141,22 +133,10 @@ class Listener:
             finally:
                 with contextlib.suppress(psycopg.Error):
                     await conn.close()
-            conn = await self._reconnect()
+            conn = await self._database.reconnect(LISTEN, self._listen)
+            self.reconnects += 1
             # Changes committed while we were away were not delivered.
             self._deliver(None)
-
-    async def _reconnect(self) -> psycopg.AsyncConnection[Any]:
-        delay = _FIRST_RETRY_SECS
-        while True:
-            await asyncio.sleep(delay)
-            try:
-                conn = await self._connect()
-            except psycopg.Error as error:
-                log.warning("change feed: reconnecting failed (%s); retrying", error)
-                delay = min(delay * 2, _LAST_RETRY_SECS)
-            else:
-                self.reconnects += 1
-                return conn
 
     def _deliver(self, change: StreamChange | None) -> None:
         try:

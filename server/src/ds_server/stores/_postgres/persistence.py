@@ -8,8 +8,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ds_server.stores._postgres import chunks, feed, mutations, rows, schema
 from ds_server.stores._postgres.writer import Writer, WriterStats
@@ -21,6 +19,7 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable, Sequence
 
+    from ds_server.postgres_database import PostgresDatabase
     from ds_server.stores._commit import AppendCommit
     from ds_server.stores._quotas import QuotaPolicy
     from ds_server.stores._rules import StreamState
@@ -30,51 +29,25 @@ log = logging.getLogger("ds_server.postgres")
 
 NO_QUOTA = Quota()
 
-# How long a read waits for a pooled connection before answering 503.
-_POOL_TIMEOUT_SECS = 10.0
-_CONNECT_TIMEOUT_SECS = 10
-
 
 class PostgresPersistence(SharedPersistence):
     """Streams in Postgres tables of their own schema; several processes may share them.
 
     Every mutation goes through one writer connection that commits
-    concurrent ones together (``writer``); reads use a small pool. Each
+    concurrent ones together (``writer``); reads use the database's pool. Each
     acknowledged write is committed with ``synchronous_commit=on``.
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        schema_name: str = "ds_server",
-        pool_size: int = 8,
-        quotas: QuotaPolicy = NO_QUOTAS,
-    ) -> None:
+    def __init__(self, database: PostgresDatabase, *, quotas: QuotaPolicy = NO_QUOTAS) -> None:
         self.origin = secrets.token_hex(8)
         self._quotas = quotas
-        self._url = url
-        self._schema = schema_name
-        self._channel = feed.channel_name(schema_name)
-        # search_path: statements name the tables unqualified. synchronous_commit:
-        # acknowledged = flushed, whatever the database's default says.
-        self._options: dict[str, Any] = {
-            "options": f"-c search_path={schema_name} -c synchronous_commit=on",
-            "application_name": "ds-server",
-            # An unreachable host fails writes with 503 after this, not after TCP's minutes.
-            "connect_timeout": _CONNECT_TIMEOUT_SECS,
-        }
-        self._writer = Writer(url, self._options, self._channel, self.origin)
+        # The process's connections to the database: the store owns it and closes it last,
+        # after the subscription storage and the leadership that share it.
+        self.database = database
+        self._schema = database.schema
+        self._channel = feed.channel_name(database.schema)
+        self._writer = Writer(database, self._channel, self.origin)
         self._feed = mutations.Feed(self._channel, self.origin)
-        self._pool = AsyncConnectionPool(
-            url,
-            min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True, **self._options},
-            open=False,
-            timeout=_POOL_TIMEOUT_SECS,
-            name="ds-server-reads",
-        )
         self._started = False
         self._listeners: list[feed.Listener] = []
         self._barriers = feed.Barriers(self._channel, self.origin)
@@ -90,20 +63,9 @@ class PostgresPersistence(SharedPersistence):
         # Buckets are loaded before the streams, so whichever comes first opens.
         if self._started:
             return
-        try:
-            conn = await psycopg.AsyncConnection.connect(
-                self._url, autocommit=True, **self._options
-            )
-        except psycopg.OperationalError as error:
-            # Named without the password the URL may hold.
-            where = conninfo_to_dict(self._url)
-            target = f"{where.get('host', '')}:{where.get('port', '')}/{where.get('dbname', '')}"
-            raise StorageUnavailable(
-                f"DS_STORAGE__POSTGRES_URL: cannot connect to {target}: {error}"
-            ) from None
-        async with conn:
+        await self.database.open()
+        async with self.database.connection() as conn:
             await schema.ensure_schema(conn, self._schema)
-        await self._pool.open(wait=True)
         await self._writer.start()
         self._started = True
 
@@ -117,26 +79,17 @@ class PostgresPersistence(SharedPersistence):
             await listener.stop()
         self._listeners.clear()
         await self._writer.stop()
-        await self._pool.close()
+        await self.database.close()
         self._started = False
 
     def reserve(self, size: int) -> None:
         return None  # the database's limits are only known when the writer commits
 
     async def _read(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[Any]]) -> Any:
-        # Once more on a lost connection (after a database restart every
-        # pooled connection is broken; the pool replaces them).
-        for attempt in range(2):
-            try:
-                async with self._pool.connection() as conn:
-                    return await work(conn)
-            except psycopg.OperationalError as error:
-                if attempt == 1:
-                    raise StorageUnavailable() from error
-                await self._pool.check()  # drop the other idle connections that broke too
-            except PoolTimeout as error:
-                raise StorageUnavailable() from error
-        raise AssertionError("unreachable")
+        try:
+            return await self.database.run(work)
+        except psycopg.OperationalError as error:  # lost twice, or every connection busy
+            raise StorageUnavailable() from error
 
     # -- streams --------------------------------------------------------------
 
@@ -289,9 +242,7 @@ class PostgresPersistence(SharedPersistence):
         return count
 
     async def listen(self, on_change: Callable[[StreamChange | None], None]) -> None:
-        listener = feed.Listener(
-            self._url, self._options, self._channel, self._barriers.passing(on_change)
-        )
+        listener = feed.Listener(self.database, self._channel, self._barriers.passing(on_change))
         await listener.start()
         self._listeners.append(listener)
 

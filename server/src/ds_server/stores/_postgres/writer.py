@@ -49,6 +49,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from ds_server.metrics.recorder import observe_commit
+from ds_server.postgres_database import WRITER
 from ds_server.stores._postgres import chunks, feed
 from ds_server.stores.errors import (
     PayloadTooLarge,
@@ -59,8 +60,9 @@ from ds_server.stores.errors import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
+    from ds_server.postgres_database import PostgresDatabase
     from ds_server.stores._commit import AppendCommit
 
 T = TypeVar("T")
@@ -180,9 +182,8 @@ def _params(commits: list[AppendCommit]) -> tuple[object, ...]:
 class Writer:
     """Owns the write connection and its thread; every mutation goes through it, in order."""
 
-    def __init__(self, url: str, options: Mapping[str, Any], channel: str, origin: str) -> None:
-        self._url = url
-        self._options = options
+    def __init__(self, database: PostgresDatabase, channel: str, origin: str) -> None:
+        self._database = database
         self._channel = channel
         self._origin = origin
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
@@ -202,7 +203,7 @@ class Writer:
         self._thread.start()
 
     def _connect(self) -> Conn:
-        return psycopg.Connection.connect(self._url, autocommit=True, **self._options)
+        return self._database.connect_blocking(WRITER)
 
     def append(self, commit: AppendCommit) -> asyncio.Future[None]:
         """Queue an append; the future resolves once it is committed."""

@@ -4,8 +4,11 @@ Three tables in a schema of their own (default ``ds_server``, beside the
 stream store's tables; never the sessions tables): ``subscriptions``,
 ``subscription_links`` and ``subscription_secrets``, as in the SQLite store.
 Created idempotently by ``open``, under an advisory lock so processes
-starting together don't race. Each call is one transaction on a pooled
-connection; a connection that broke is replaced on the next call.
+starting together don't race. Each call is one transaction on a connection
+of the pool the process shares with its stream store (``PostgresDatabase``);
+a call that meets a broken connection (the database restarted) runs once more
+on a fresh one: every call is idempotent, so a repeat after an unknown
+outcome changes nothing.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
 
 import psycopg
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool
 
+from ds_server.stores.errors import StorageUnavailable
 from ds_server.subscriptions.storage.base import (
     StoredLink,
     StoredSubscription,
@@ -27,12 +30,10 @@ from ds_server.subscriptions.storage.codec import decode_spec, encode_spec
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
+    from ds_server.postgres_database import PostgresDatabase
+
 T = TypeVar("T")
 
-DEFAULT_SCHEMA = "ds_server"
-# Writes of different subscriptions may overlap; one subscription's never do.
-_POOL_MAX = 4
-_CONNECT_TIMEOUT_SECS = 10.0
 
 _TABLES = """
 CREATE SCHEMA IF NOT EXISTS {schema};
@@ -61,31 +62,16 @@ Conn = psycopg.AsyncConnection[Any]
 
 
 class PostgresSubscriptionStorage(SubscriptionStorage):
-    """Subscriptions in the database ``conninfo`` names, in ``schema``."""
+    """Subscriptions in ``database``, in its schema; the database is its owner's to close."""
 
-    def __init__(
-        self,
-        conninfo: str,
-        schema: str = DEFAULT_SCHEMA,
-        *,
-        connect_timeout_secs: float = _CONNECT_TIMEOUT_SECS,
-    ) -> None:
-        self._schema = sql.Identifier(schema)
-        self._timeout = connect_timeout_secs
-        self._pool = AsyncConnectionPool(
-            conninfo,
-            min_size=1,
-            max_size=_POOL_MAX,
-            timeout=connect_timeout_secs,
-            kwargs={"autocommit": True},
-            check=AsyncConnectionPool.check_connection,
-            open=False,
-        )
+    def __init__(self, database: PostgresDatabase) -> None:
+        self._database = database
+        self._schema = sql.Identifier(database.schema)
 
     async def open(self) -> None:
         try:
-            await self._pool.open(wait=True, timeout=self._timeout)
-        except psycopg.Error as exc:
+            await self._database.open()
+        except StorageUnavailable as exc:
             raise SubscriptionStorageError(f"subscription storage: {exc}") from exc
 
         async def work(conn: Conn) -> None:
@@ -96,7 +82,7 @@ class PostgresSubscriptionStorage(SubscriptionStorage):
         await self._transaction(work)
 
     async def close(self) -> None:
-        await self._pool.close()
+        return None  # nothing of its own: the pooled connections are the database's
 
     async def load_all(self) -> list[StoredSubscription]:
         async def work(conn: Conn) -> list[StoredSubscription]:
@@ -230,10 +216,14 @@ class PostgresSubscriptionStorage(SubscriptionStorage):
         self, work: Callable[[Conn], Awaitable[T]], *, snapshot: bool = False
     ) -> T:
         """Run ``work`` in one transaction; database errors become SubscriptionStorageError."""
-        try:
-            async with self._pool.connection() as conn, conn.transaction():
+
+        async def in_transaction(conn: Conn) -> T:
+            async with conn.transaction():
                 if snapshot:
                     await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 return await work(conn)
+
+        try:
+            return await self._database.run(in_transaction)
         except psycopg.Error as exc:
             raise SubscriptionStorageError(f"subscription storage: {exc}") from exc
