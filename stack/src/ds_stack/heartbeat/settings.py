@@ -8,27 +8,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from ds_settings import defaults
+from ds_settings.fields import HttpUrl, PostgresUrl, reference_aliases
+from ds_settings.tokens import TokenOrFile
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PREFIX = "DS_HEARTBEAT__"
 
 
-class Settings(BaseSettings):
+class Settings(TokenOrFile, BaseSettings):
     """Every setting; each is ``DS_HEARTBEAT__<NAME>`` in the environment."""
 
     model_config = SettingsConfigDict(
         env_prefix=PREFIX, extra="ignore", frozen=True, populate_by_name=True
     )
 
-    server_url: str = Field(
-        default="http://127.0.0.1:4437",
-        validation_alias=AliasChoices(PREFIX + "SERVER_URL", "DS_SERVER_URL"),
+    server_url: HttpUrl = Field(
+        default=defaults.SERVER_URL,
+        validation_alias=reference_aliases(PREFIX, "server_url", "DS_SERVER_URL"),
         description="ds-server (or Envoy) base URL",
     )
-    postgres_url: str = Field(
-        default="postgresql://postgres:password@127.0.0.1:54321/durable_streams",
-        validation_alias=AliasChoices(PREFIX + "POSTGRES_URL", "POSTGRES_URL"),
+    postgres_url: PostgresUrl = Field(
+        default=defaults.POSTGRES_URL,
+        validation_alias=reference_aliases(PREFIX, "postgres_url", "POSTGRES_URL"),
         description="Postgres with ds-sync's `items` table",
     )
     token: SecretStr | None = Field(
@@ -53,16 +56,3 @@ class Settings(BaseSettings):
         description="where even ticks append their session event (ds-sync copies it into "
         "`session_events`)",
     )
-
-    @model_validator(mode="after")
-    def _one_token(self) -> Settings:
-        if self.token is not None and self.token_file is not None:
-            raise ValueError("set DS_HEARTBEAT__TOKEN or DS_HEARTBEAT__TOKEN_FILE, not both")
-        return self
-
-    @property
-    def token_source(self) -> str | Path | None:
-        """The bearer token: a file to read (again when it changes), a string, or none."""
-        if self.token_file is not None:
-            return self.token_file
-        return None if self.token is None else self.token.get_secret_value()
