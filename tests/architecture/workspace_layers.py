@@ -18,6 +18,8 @@ MEMBER_LAYERS: Layers = [
     ("jobs and launcher", ("ds_stack", "ds_spark")),
     ("services", ("ds_server", "ds_proxy", "ds_sync")),
     ("sdk", ("durable_sessions",)),
+    # What every member's settings share: the stack's defaults, loading, fields.
+    ("settings", ("ds_settings",)),
 ]
 
 # Inside each member. Members whose inner layers are not (yet) drawn have the
@@ -163,6 +165,8 @@ MODULE_LAYERS["ds_sync"] = [
         ),
     ),
 ]
+# Side by side: none of its modules imports another.
+MODULE_LAYERS["ds_settings"] = [("the package", ("ds_settings", "ds_settings."))]
 for _package in ("ds_spark", "ds_bench"):
     MODULE_LAYERS[_package] = [
         ("commands", (f"{_package}.cli", f"{_package}.__main__")),

@@ -13,7 +13,6 @@ import socket
 from pathlib import Path
 from typing import Annotated, Literal
 
-
 from ds_settings import defaults, loading
 from ds_settings.fields import HttpUrl, OptionalHttpUrl, PostgresUrl, reference_aliases
 from ds_settings.tokens import TokenOrFile
