@@ -146,7 +146,7 @@ MODULE_LAYERS: dict[str, Layers] = {
 MODULE_LAYERS["ds_sync"] = [
     ("commands", ("ds_sync.cli", "ds_sync.__main__")),
     # Runs both directions: start-up, shutdown, /metrics and /healthz.
-    ("service", ("ds_sync.service", "ds_sync.http_endpoint")),
+    ("service", ("ds_sync.service", "ds_sync.http_endpoint", "ds_sync.options")),
     # The two directions: streams → Postgres, Postgres → streams.
     ("directions", ("ds_sync.sessions", "ds_sync.mirror")),
     (
