@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ds_settings import defaults
+from ds_settings import defaults, loading
 from ds_settings.fields import HttpUrl, PostgresUrl, reference_aliases
 from ds_settings.tokens import TokenOrFile
 from pydantic import Field, SecretStr
@@ -56,3 +56,12 @@ class Settings(TokenOrFile, BaseSettings):
         description="where even ticks append their session event (ds-sync copies it into "
         "`session_events`)",
     )
+
+
+class SettingsError(ValueError):
+    """A ``DS_HEARTBEAT__*`` (or reference-stack) variable has a value it can't use."""
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; SettingsError names each bad variable."""
+    return loading.load(Settings, SettingsError)
