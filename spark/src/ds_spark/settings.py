@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ds_settings import defaults, loading
-from ds_settings.fields import HttpUrl, PostgresUrl, reference_aliases
+from ds_settings import loading
+from ds_settings.fields import (
+    HttpUrl,
+    PostgresUrl,
+    flat_config,
+    postgres_url_field,
+    server_url_field,
+)
 from ds_settings.tokens import TokenOrFile
 from durable_sessions.protocol.patterns import PatternError, parse_patterns
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
 from ds_spark.errors import DsSparkError
 from ds_spark.spark_session import DEFAULT_MASTER
@@ -25,20 +31,10 @@ PREFIX = "DS_SPARK__"
 class Settings(TokenOrFile, BaseSettings):
     """Every setting; each is ``DS_SPARK__<NAME>`` in the environment."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=PREFIX, extra="ignore", frozen=True, populate_by_name=True
-    )
+    model_config = flat_config(PREFIX)
 
-    server_url: HttpUrl = Field(
-        default=defaults.SERVER_URL,
-        validation_alias=reference_aliases(PREFIX, "server_url", "DS_SERVER_URL"),
-        description="ds-server (or Envoy) base URL",
-    )
-    postgres_url: PostgresUrl = Field(
-        default=defaults.POSTGRES_URL,
-        validation_alias=reference_aliases(PREFIX, "postgres_url", "POSTGRES_URL"),
-        description="Postgres with ds-sync's tables",
-    )
+    server_url: HttpUrl = server_url_field(PREFIX, "ds-server (or Envoy) base URL")
+    postgres_url: PostgresUrl = postgres_url_field(PREFIX, "Postgres with ds-sync's tables")
     token: SecretStr | None = Field(
         default=None, description="bearer token for the server, when it is behind Envoy"
     )

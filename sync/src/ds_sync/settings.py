@@ -14,11 +14,19 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from ds_settings import defaults, loading
-from ds_settings.fields import HttpUrl, OptionalHttpUrl, PostgresUrl, reference_aliases
+from ds_settings.fields import (
+    HttpUrl,
+    OptionalHttpUrl,
+    PostgresUrl,
+    flat_config,
+    postgres_url_field,
+    reference_aliases,
+    server_url_field,
+)
 from ds_settings.tokens import TokenOrFile
 from durable_sessions.protocol.patterns import Pattern, PatternError, parse_patterns
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode
 
 from ds_sync.table_names import TableName, TableNameError, parse_tables
 
@@ -32,20 +40,12 @@ _SIZE_RE = re.compile(r"\d{1,9}(kB|MB|GB|TB)")
 class Settings(TokenOrFile, BaseSettings):
     """Every setting; each is ``DS_SYNC__<NAME>`` in the environment."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=PREFIX, extra="ignore", frozen=True, populate_by_name=True
-    )
+    model_config = flat_config(PREFIX)
 
-    server_url: HttpUrl = Field(
-        default=defaults.SERVER_URL,
-        validation_alias=reference_aliases(PREFIX, "server_url", "DS_SERVER_URL"),
-        description="the ds-server to read (directly, or Envoy with a token)",
+    server_url: HttpUrl = server_url_field(
+        PREFIX, "the ds-server to read (directly, or Envoy with a token)"
     )
-    postgres_url: PostgresUrl = Field(
-        default=defaults.POSTGRES_URL,
-        validation_alias=reference_aliases(PREFIX, "postgres_url", "POSTGRES_URL"),
-        description="the database of `session_events`",
-    )
+    postgres_url: PostgresUrl = postgres_url_field(PREFIX, "the database of `session_events`")
     electric_url: OptionalHttpUrl = Field(
         default=None,
         validation_alias=reference_aliases(PREFIX, "electric_url", "ELECTRIC_URL"),

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ds_settings import defaults, loading
-from ds_settings.fields import HttpUrl, PostgresUrl, reference_aliases
+from ds_settings import loading
+from ds_settings.fields import (
+    HttpUrl,
+    PostgresUrl,
+    flat_config,
+    postgres_url_field,
+    server_url_field,
+)
 from ds_settings.tokens import TokenOrFile
 from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
 PREFIX = "DS_HEARTBEAT__"
 
@@ -20,20 +26,10 @@ PREFIX = "DS_HEARTBEAT__"
 class Settings(TokenOrFile, BaseSettings):
     """Every setting; each is ``DS_HEARTBEAT__<NAME>`` in the environment."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=PREFIX, extra="ignore", frozen=True, populate_by_name=True
-    )
+    model_config = flat_config(PREFIX)
 
-    server_url: HttpUrl = Field(
-        default=defaults.SERVER_URL,
-        validation_alias=reference_aliases(PREFIX, "server_url", "DS_SERVER_URL"),
-        description="ds-server (or Envoy) base URL",
-    )
-    postgres_url: PostgresUrl = Field(
-        default=defaults.POSTGRES_URL,
-        validation_alias=reference_aliases(PREFIX, "postgres_url", "POSTGRES_URL"),
-        description="Postgres with ds-sync's `items` table",
-    )
+    server_url: HttpUrl = server_url_field(PREFIX, "ds-server (or Envoy) base URL")
+    postgres_url: PostgresUrl = postgres_url_field(PREFIX, "Postgres with ds-sync's `items` table")
     token: SecretStr | None = Field(
         default=None,
         description="bearer token, when the server is behind Envoy (write on the stream's bucket)",
