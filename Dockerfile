@@ -23,6 +23,7 @@ ENV UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never UV_COMPILE_BYTECODE=1 \
     UV_PROJECT_ENVIRONMENT=/app/venv
 WORKDIR /src
 COPY pyproject.toml uv.lock ./
+COPY settings/pyproject.toml settings/
 COPY server/pyproject.toml server/
 COPY proxy/pyproject.toml proxy/
 COPY client/pyproject.toml client/README.md client/
@@ -50,6 +51,12 @@ RUN apt-get update \
 RUN UV_PROJECT_ENVIRONMENT=/build-venv \
         uv sync --locked --no-dev --package ds-server --group build --no-install-workspace \
     && uv sync --locked --no-dev --package ds-server --no-install-workspace
+# ds-settings, the workspace member ds-server imports, into both (mypyc reads its types too).
+COPY settings/src settings/src
+RUN UV_PROJECT_ENVIRONMENT=/build-venv \
+        uv sync --locked --no-dev --package ds-server --group build --no-install-project \
+        --no-editable \
+    && uv sync --locked --no-dev --package ds-server --no-install-project --no-editable
 COPY server/src server/src
 # The same build as `make wheel`.
 RUN HATCH_BUILD_HOOK_ENABLE_MYPYC=1 uv build --wheel --no-build-isolation \
@@ -82,7 +89,9 @@ CMD ["ds-server"]
 FROM workspace AS proxy-build
 RUN uv sync --locked --no-dev --package ds-proxy --extra envoy --no-install-workspace
 # ds-proxy stays an editable install: its Envoy configs and the test key live
-# beside its sources (proxy/envoy, proxy/keys), where it looks for them.
+# beside its sources (proxy/envoy, proxy/keys), where it looks for them; so
+# does ds-settings, the member it imports (uv installs both editable).
+COPY settings/src settings/src
 COPY proxy/src proxy/src
 COPY proxy/envoy proxy/envoy
 COPY proxy/keys proxy/keys
@@ -93,6 +102,7 @@ FROM runtime AS proxy
 RUN install -d -o ds -g ds /run/ds-tokens
 COPY --from=proxy-build /app/venv /app/venv
 COPY --from=proxy-build /src/proxy /src/proxy
+COPY --from=proxy-build /src/settings /src/settings
 ENV DS_PROXY__UPSTREAM_HOST=server \
     DS_PROXY__UPSTREAM_PORT=4437
 USER ds
@@ -108,6 +118,7 @@ CMD ["ds-proxy-serve"]
 
 FROM workspace AS sync-build
 RUN uv sync --locked --no-dev --package ds-sync --no-install-workspace
+COPY settings/src settings/src
 COPY client/src client/src
 COPY schema/src schema/src
 COPY sync/src sync/src
@@ -132,6 +143,7 @@ CMD ["ds-sync"]
 
 FROM workspace AS heartbeat-build
 RUN uv sync --locked --no-dev --package ds-stack --no-install-workspace
+COPY settings/src settings/src
 COPY client/src client/src
 COPY stack/src stack/src
 RUN uv sync --locked --no-dev --package ds-stack --no-editable
@@ -150,6 +162,7 @@ CMD ["python", "-m", "ds_stack.heartbeat"]
 
 FROM workspace AS spark-build
 RUN uv sync --locked --no-dev --package ds-spark --no-install-workspace
+COPY settings/src settings/src
 COPY client/src client/src
 COPY schema/src schema/src
 COPY spark/src spark/src

@@ -38,7 +38,7 @@ $(UV):
 # smaller sync never removes what a larger one installed.
 MANIFESTS := $(UV) uv.lock pyproject.toml $(wildcard */pyproject.toml)
 # Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
-PRECOMPILE = @$(PY) -m compileall -q -j 0 $(VENV)/lib server/src proxy/src client/src stack/src sync/src schema/src > /dev/null || true
+PRECOMPILE = @$(PY) -m compileall -q -j 0 $(VENV)/lib settings/src server/src proxy/src client/src stack/src sync/src schema/src > /dev/null || true
 
 $(VENV)/.synced: $(MANIFESTS)
 	$(UV) sync --locked --inexact --all-groups --quiet
@@ -120,7 +120,7 @@ dev-server: $(VENV)/.synced-stack ## Run ds-server alone on 127.0.0.1:4437 (no g
 test: setup lint typecheck compose-check unit unit-compiled conformance conformance-compiled docs ## Lint, type-check, compose file, pytest (the server suite on both builds; gateway, browser, e2e), conformance (both builds), docs build
 
 # The workspace's members (pyproject.toml's [tool.uv.workspace]), each checked by deptry.
-MEMBERS := client server proxy sync spark stack bench schema
+MEMBERS := settings client server proxy sync spark stack bench schema
 
 lint: $(VENV)/.synced ## ruff lint + format check; deptry: every member declares what it imports and imports what it declares
 	$(VENV)/bin/ruff check .
@@ -143,7 +143,7 @@ typecheck: $(VENV)/.synced ## mypy --strict on the sources
 # Each one's output is printed when it ends.
 PYTEST_WORKERS ?= 3
 # pyproject's testpaths without spark/tests and e2e (--ignore can't drop a testpaths entry).
-SPREAD_TESTS := server/tests proxy/tests client/tests bench/tests stack/tests sync/tests tests examples/chat/tests \
+SPREAD_TESTS := settings/tests server/tests proxy/tests client/tests bench/tests stack/tests sync/tests tests examples/chat/tests \
 	schema/tests
 PYTEST_ARGS ?=
 

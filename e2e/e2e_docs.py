@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 from doc_blocks import ROOT, Block, page_blocks, runs_here
-from ds_stack.dev import config as defaults
+from ds_settings import defaults
 from ds_stack.ports import free_port
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """The heartbeat's events reuse a bounded set of keys (a session-events snapshot stays small);
-its token comes from one place."""
+its token comes from one place; a bad setting is one line naming the variable."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from ds_stack.heartbeat.producer import session_event
-from ds_stack.heartbeat.settings import Settings
+from ds_stack.heartbeat.settings import Settings, SettingsError, load_settings
 from pydantic import ValidationError
 
 
@@ -31,3 +31,17 @@ def test_the_token_comes_from_a_file_or_a_variable_not_both(
     monkeypatch.setenv("DS_HEARTBEAT__TOKEN", "abc")
     with pytest.raises(ValidationError, match="not both"):
         Settings()
+
+
+@pytest.mark.parametrize("variable", ["DS_SERVER_URL", "DS_HEARTBEAT__SERVER_URL"])
+def test_a_bad_url_names_the_variable_that_was_set(
+    monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    for name in ("DS_SERVER_URL", "DS_HEARTBEAT__SERVER_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, "ds-server:4437")
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert str(raised.value) == (
+        f"{variable}='ds-server:4437': Value error, must be an http:// or https:// URL"
+    )

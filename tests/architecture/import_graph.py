@@ -14,6 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # Member directory -> its import package (under <member>/src/).
 PACKAGES = {
+    "settings": "ds_settings",
     "client": "durable_sessions",
     "server": "ds_server",
     "proxy": "ds_proxy",

@@ -18,6 +18,8 @@ MEMBER_LAYERS: Layers = [
     ("jobs and launcher", ("ds_stack", "ds_spark")),
     ("services", ("ds_server", "ds_proxy", "ds_sync")),
     ("sdk", ("durable_sessions",)),
+    # What every member's settings share: the stack's defaults, loading, fields.
+    ("settings", ("ds_settings",)),
     # The session contract's Postgres schema: what ds-sync and ds-spark both apply.
     ("schema", ("ds_schema",)),
 ]
@@ -146,7 +148,7 @@ MODULE_LAYERS: dict[str, Layers] = {
 MODULE_LAYERS["ds_sync"] = [
     ("commands", ("ds_sync.cli", "ds_sync.__main__")),
     # Runs both directions: start-up, shutdown, /metrics and /healthz.
-    ("service", ("ds_sync.service", "ds_sync.http_endpoint")),
+    ("service", ("ds_sync.service", "ds_sync.http_endpoint", "ds_sync.options")),
     # The two directions: streams → Postgres, Postgres → streams.
     ("directions", ("ds_sync.sessions", "ds_sync.mirror")),
     (
@@ -166,6 +168,8 @@ MODULE_LAYERS["ds_schema"] = [
     ("runner", ("ds_schema.migrate",)),
     ("foundation", ("ds_schema", "ds_schema.migrations", "ds_schema.postgres_version")),
 ]
+# Side by side: none of its modules imports another.
+MODULE_LAYERS["ds_settings"] = [("the package", ("ds_settings", "ds_settings."))]
 for _package in ("ds_spark", "ds_bench"):
     MODULE_LAYERS[_package] = [
         ("commands", (f"{_package}.cli", f"{_package}.__main__")),

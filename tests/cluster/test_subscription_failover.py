@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, TypeVar
 import httpx
 import psycopg
 import pytest
-from ds_stack.cluster import STORE_SCHEMA, Cluster
+from ds_settings.defaults import STORE_SCHEMA
+from ds_stack.cluster import Cluster
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

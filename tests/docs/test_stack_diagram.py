@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from doc_facts import ROOT
-from ds_stack.dev import config
+from ds_settings import defaults
 
 SVG = ROOT / "docs" / "img" / "stack.svg"
 STORE_MODES = {"sqlite", "file-durable", "file-fast", "memory", "postgres"}
@@ -22,12 +22,12 @@ def texts() -> str:
 def test_every_port_the_diagram_names_is_a_port_of_the_stack() -> None:
     ports = {int(p) for p in re.findall(r":(\d{4,5})\b", texts())}
     known = {
-        config.GATEWAY_PORT,
-        config.SERVER_PORT,
-        config.ADMIN_PORT,
-        config.POSTGRES_PORT,
-        config.SYNC_PORT,
-        config.SERVER_METRICS_PORT,
+        defaults.GATEWAY_PORT,
+        defaults.SERVER_PORT,
+        defaults.ADMIN_PORT,
+        defaults.POSTGRES_PORT,
+        defaults.SYNC_PORT,
+        defaults.SERVER_METRICS_PORT,
         ELECTRIC_PORT,
     }
     assert ports

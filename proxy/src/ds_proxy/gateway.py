@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ds_settings import defaults
+
 from ds_proxy import envoy_config as ec
 from ds_proxy import limits, tls
 from ds_proxy.dev_token import mint_dev_token, with_dev_token
@@ -91,12 +93,13 @@ def render(
 def main(argv: list[str] | None = None) -> None:
     """Render the config, then become Envoy."""
     parser = argparse.ArgumentParser(prog="python -m ds_proxy.gateway", description=__doc__)
-    parser.add_argument("--listen-port", type=int, default=8080)
+    parser.add_argument("--listen-port", type=int, default=defaults.GATEWAY_PORT)
     parser.add_argument(
         "--upstream-port",
         type=int,
         action="append",
-        help="a ds-server port (repeat for replicas on one shared store; default 4437)",
+        help="a ds-server port (repeat for replicas on one shared store; "
+        f"default {defaults.SERVER_PORT})",
     )
     parser.add_argument(
         "--balance",
@@ -104,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         default="MAGLEV",
         help="how requests spread over several replicas (default: by stream path)",
     )
-    parser.add_argument("--admin-port", type=int, default=9901)
+    parser.add_argument("--admin-port", type=int, default=defaults.ADMIN_PORT)
     parser.add_argument("--config-out", type=Path, required=True)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--log-level", default="warn")
@@ -138,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     path = render(
         args.config_out,
         listen_port=args.listen_port,
-        upstream_ports=args.upstream_port or [4437],
+        upstream_ports=args.upstream_port or [defaults.SERVER_PORT],
         admin_port=args.admin_port,
         offer_dev_token=args.offer_dev_token,
         balance=args.balance,

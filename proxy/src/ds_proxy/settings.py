@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import urlsplit
 
+from ds_settings import defaults
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -19,11 +20,16 @@ class GatewayAddresses(BaseSettings):
 
     upstream_host: str = Field(default="ds-server", description="where ds-server listens (host)")
     upstream_port: int = Field(
-        default=4437, ge=1, le=65535, description="where ds-server listens (port)"
+        default=defaults.SERVER_PORT,
+        ge=1,
+        le=65535,
+        description="where ds-server listens (port)",
     )
-    listen_port: int = Field(default=8080, ge=1, le=65535, description="the public port")
+    listen_port: int = Field(
+        default=defaults.GATEWAY_PORT, ge=1, le=65535, description="the public port"
+    )
     admin_port: int = Field(
-        default=9901,
+        default=defaults.ADMIN_PORT,
         ge=1,
         le=65535,
         description="Envoy admin; on 127.0.0.1 in the production template",

@@ -6,16 +6,14 @@ their configuration: ``DS_SERVER__PORT=4437``, ``DS_STORAGE__MODE`` and so on.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-import pydantic_settings
+from ds_settings import defaults, loading
 from pydantic import (
     AliasChoices,
     BaseModel,
     Field,
-    ValidationError,
     ValidationInfo,
     field_validator,
 )
@@ -30,7 +28,7 @@ class ServerSection(BaseModel):
         default="127.0.0.1",
         description="listen address; loopback so that only the gateway is exposed",
     )
-    port: int = Field(default=4437, ge=0, le=65535, description="listen port")
+    port: int = Field(default=defaults.SERVER_PORT, ge=0, le=65535, description="listen port")
     long_poll_timeout_secs: float = Field(
         default=30.0, gt=0, description="how long a long-poll waits before `204`"
     )
@@ -215,7 +213,7 @@ class StorageSection(BaseModel):
         "(`postgresql://user:password@host:5432/dbname`); required in that mode",
     )
     postgres_schema: str = Field(
-        default="ds_server",
+        default=defaults.STORE_SCHEMA,
         pattern=r"^[a-z_][a-z0-9_]{0,47}$",
         description="`postgres`: the schema holding the backend's tables, created if missing; "
         "servers sharing one schema share the streams",
@@ -302,7 +300,7 @@ class MetricsSection(BaseModel):
         "it (never through the gateway)",
     )
     port: int = Field(
-        default=9437,
+        default=defaults.SERVER_METRICS_PORT,
         ge=0,
         le=65535,
         description="listen port of `/metrics` (`0`: any free port, logged at start)",
@@ -365,28 +363,6 @@ class SettingsError(ValueError):
 
 
 def load_settings() -> Settings:
-    """Settings from the environment; a value that fails validation raises SettingsError."""
-    try:
-        return Settings()
-    except ValidationError as exc:
-        raise SettingsError(_describe(exc)) from None
-    except pydantic_settings.SettingsError as exc:
-        # A section given whole as a variable (DS_SERVER='{...}') that isn't JSON.
-        raise SettingsError(_describe_section(exc)) from None
-
-
-def _describe_section(exc: pydantic_settings.SettingsError) -> str:
-    # pydantic-settings says 'error parsing value for field "server" from source ...'.
-    field = re.search(r'field "([^"]+)"', str(exc))
-    name = f"DS_{field.group(1).upper()}" if field else "a DS_* variable"
-    return f"{name}: not a JSON object of its settings ({exc.__cause__ or exc})"
-
-
-def _describe(exc: ValidationError) -> str:
-    # pydantic names the field by its place (("server", "port")); the user
-    # set a variable, so name that: DS_SERVER__PORT='abc': Input should be ...
-    problems = []
-    for error in exc.errors():
-        name = "DS_" + "__".join(str(part).upper() for part in error["loc"])
-        problems.append(f"{name}={error['input']!r}: {error['msg']}")
-    return "; ".join(problems)
+    """Settings from the environment; a value that fails validation, or a section given whole
+    as a variable (``DS_SERVER='{...}'``) that isn't JSON, raises SettingsError naming it."""
+    return loading.load(Settings, SettingsError)

@@ -7,52 +7,34 @@ are set), with ds-sync's defaults.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import pydantic_settings
-from durable_sessions.protocol.patterns import PatternError, parse_patterns
-from pydantic import (
-    AliasChoices,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
+from ds_settings import loading
+from ds_settings.fields import (
+    HttpUrl,
+    PostgresUrl,
+    flat_config,
+    postgres_url_field,
+    server_url_field,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from ds_settings.tokens import TokenOrFile
+from durable_sessions.protocol.patterns import PatternError, parse_patterns
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings
 
 from ds_spark.errors import DsSparkError
 from ds_spark.spark_session import DEFAULT_MASTER
 
-if TYPE_CHECKING:
-    from ds_spark.tokens import Token
-
 PREFIX = "DS_SPARK__"
 
 
-def _aliases(field: str, reference_name: str) -> AliasChoices:
-    return AliasChoices(PREFIX + field.upper(), reference_name)
-
-
-class Settings(BaseSettings):
+class Settings(TokenOrFile, BaseSettings):
     """Every setting; each is ``DS_SPARK__<NAME>`` in the environment."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=PREFIX, extra="ignore", frozen=True, populate_by_name=True
-    )
+    model_config = flat_config(PREFIX)
 
-    server_url: str = Field(
-        default="http://127.0.0.1:4437",
-        validation_alias=_aliases("server_url", "DS_SERVER_URL"),
-        description="ds-server (or Envoy) base URL",
-    )
-    postgres_url: str = Field(
-        default="postgresql://postgres:password@127.0.0.1:54321/durable_streams",
-        validation_alias=_aliases("postgres_url", "POSTGRES_URL"),
-        description="Postgres with ds-sync's tables",
-    )
+    server_url: HttpUrl = server_url_field(PREFIX, "ds-server (or Envoy) base URL")
+    postgres_url: PostgresUrl = postgres_url_field(PREFIX, "Postgres with ds-sync's tables")
     token: SecretStr | None = Field(
         default=None, description="bearer token for the server, when it is behind Envoy"
     )
@@ -84,20 +66,6 @@ class Settings(BaseSettings):
         "the stream)",
     )
 
-    @field_validator("server_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-        return value.rstrip("/")
-
-    @field_validator("postgres_url")
-    @classmethod
-    def _postgres_url(cls, value: str) -> str:
-        if not value.startswith(("postgresql://", "postgres://")):
-            raise ValueError("must be a postgresql:// URL")
-        return value
-
     @field_validator("streams")
     @classmethod
     def _streams(cls, value: str) -> str:
@@ -107,19 +75,6 @@ class Settings(BaseSettings):
             raise ValueError(str(exc)) from None
         return value
 
-    @model_validator(mode="after")
-    def _one_token(self) -> Settings:
-        if self.token is not None and self.token_file is not None:
-            raise ValueError("set DS_SPARK__TOKEN or DS_SPARK__TOKEN_FILE, not both")
-        return self
-
-    @property
-    def token_source(self) -> Token | None:
-        """The bearer token: a file to read (again when it changes), a string, or none."""
-        if self.token_file is not None:
-            return self.token_file
-        return None if self.token is None else self.token.get_secret_value()
-
 
 class SettingsError(DsSparkError):
     """A variable has a value ds-spark can't use; the message names the variable."""
@@ -127,27 +82,4 @@ class SettingsError(DsSparkError):
 
 def load_settings() -> Settings:
     """Settings from the environment; SettingsError names each bad variable."""
-    try:
-        return Settings()
-    except ValidationError as exc:
-        problems = [
-            # A rule across settings has no place; its message names them.
-            f"{_variable(str(error['loc'][0]))}={error['input']!r}: {error['msg']}"
-            if error["loc"]
-            else str(error["msg"])
-            for error in exc.errors()
-        ]
-        raise SettingsError("; ".join(problems)) from None
-    except pydantic_settings.SettingsError as exc:
-        raise SettingsError(str(exc)) from None
-
-
-def _variable(location: str) -> str:
-    """The variable the user set for the field pydantic reports (by name or by an alias)."""
-    for name, info in Settings.model_fields.items():
-        names = [PREFIX + name.upper()]
-        if isinstance(info.validation_alias, AliasChoices):
-            names = [str(choice) for choice in info.validation_alias.choices]
-        if location == name or location in names:
-            return next((n for n in names if n in os.environ), names[0])
-    return location
+    return loading.load(Settings, SettingsError)

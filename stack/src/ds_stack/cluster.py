@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ds_settings.defaults import DATABASE, STORE_SCHEMA
+
 from ds_stack import components
 from ds_stack.dev.tokens import PendingTokens, TokenRequest
 from ds_stack.launcher import Process, Service
@@ -23,9 +25,6 @@ from ds_stack.postgres import EmbeddedPostgres, PostgresConfig
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-DATABASE = "durable_streams"
-STORE_SCHEMA = "ds_server"
 
 
 class Cluster(Service):

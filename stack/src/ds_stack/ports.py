@@ -18,10 +18,12 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ds_settings import defaults
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-LOOPBACK = "127.0.0.1"
+LOOPBACK = defaults.LOOPBACK
 _PROC = Path("/proc")
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's "st" column
 _COMMAND_CHARS = 120

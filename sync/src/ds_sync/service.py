@@ -29,12 +29,15 @@ from ds_sync.http_endpoint import serve
 from ds_sync.metrics import Metrics
 from ds_sync.metrics_export import Exposition
 from ds_sync.mirror import MirrorStore, TableMirror
+from ds_sync.options import component_options
 from ds_sync.sessions import Scanner, ShardLeases, Sightings, Streams, Wakes, checkpoints
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from ds_sync.mirror.options import MirrorOptions
     from ds_sync.settings import Settings
+    from ds_sync.table_names import TableName
 
 log = logging.getLogger("ds_sync")
 
@@ -45,6 +48,7 @@ HTTP_TIMEOUT = httpx.Timeout(10.0, read=60.0)
 async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Sync until ``stop`` is set, or SIGTERM/SIGINT arrives."""
     stop = stop or _stop_on_signals()
+    options = component_options(settings)
     metrics = Metrics(top_streams=settings.metrics_top_streams)
     exposition = Exposition(metrics)
     ready = False
@@ -84,13 +88,13 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
             open=False,
         )
         await pool.open()
-        streams = Streams(settings, api, http, pool, metrics)
-        scanner = Scanner(settings, api, streams, metrics)
+        streams = Streams(options.readers, api, http, pool, metrics)
+        scanner = Scanner(settings.streams, api, streams, metrics, rescan_secs=settings.rescan_secs)
         leases: ShardLeases | None = None
         sightings: Sightings | None = None
         if settings.shards:
             leases = ShardLeases(
-                settings,
+                options.leases,
                 api,
                 pool,
                 metrics,
@@ -107,15 +111,19 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
                 missed=scanner.scan,
             )
         wakes = Wakes(
-            settings,
+            settings.name,
+            settings.streams,
             api,
             streams.observe,
             scanner.scan,
             metrics,
+            interval_secs=settings.wake_interval_secs,
             ownership=streams.ownership,
             publish=None if sightings is None else sightings.publish,
         )
-        tasks = _start_mirrors(settings, api, http, MirrorStore(pool), metrics)
+        tasks = _start_mirrors(
+            settings.tables, options.mirror, api, http, MirrorStore(pool), metrics
+        )
         try:
             streams.load(await checkpoints.load_all(pool))
             if leases is not None and sightings is not None:
@@ -164,7 +172,8 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
 
 
 def _start_mirrors(
-    settings: Settings,
+    tables: tuple[TableName, ...],
+    options: MirrorOptions,
     api: AsyncStreamServer,
     http: httpx.AsyncClient,
     store: MirrorStore,
@@ -172,15 +181,15 @@ def _start_mirrors(
 ) -> list[asyncio.Task[None]]:
     """One task per mirrored table (Postgres → stream), each on its own."""
     tasks = []
-    for table in settings.tables:
+    for table in tables:
         figures = metrics.table(table.text)
-        mirror = TableMirror(table, settings, api, http, store, figures)
+        mirror = TableMirror(table, options, api, http, store, figures)
         tasks.append(asyncio.create_task(mirror.run(), name=f"mirror {table.text}"))
-    if settings.tables:
+    if tables:
         log.info(
             "mirroring %s into streams (%s feed)",
-            ", ".join(table.text for table in settings.tables),
-            settings.change_feed,
+            ", ".join(table.text for table in tables),
+            options.feed,
         )
     return tasks
 

@@ -13,17 +13,20 @@ import socket
 from pathlib import Path
 from typing import Annotated, Literal
 
-import pydantic_settings
-from durable_sessions.protocol.patterns import Pattern, PatternError, parse_patterns
-from pydantic import (
-    AliasChoices,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
+from ds_settings import defaults, loading
+from ds_settings.fields import (
+    HttpUrl,
+    OptionalHttpUrl,
+    PostgresUrl,
+    flat_config,
+    postgres_url_field,
+    reference_aliases,
+    server_url_field,
 )
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from ds_settings.tokens import TokenOrFile
+from durable_sessions.protocol.patterns import Pattern, PatternError, parse_patterns
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode
 
 from ds_sync.table_names import TableName, TableNameError, parse_tables
 
@@ -34,30 +37,18 @@ _INSTANCE_RE = re.compile(r"[A-Za-z0-9._:-]{1,60}")
 _SIZE_RE = re.compile(r"\d{1,9}(kB|MB|GB|TB)")
 
 
-def _aliases(field: str, reference_name: str) -> AliasChoices:
-    return AliasChoices(PREFIX + field.upper(), reference_name)
-
-
-class Settings(BaseSettings):
+class Settings(TokenOrFile, BaseSettings):
     """Every setting; each is ``DS_SYNC__<NAME>`` in the environment."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=PREFIX, extra="ignore", frozen=True, populate_by_name=True
-    )
+    model_config = flat_config(PREFIX)
 
-    server_url: str = Field(
-        default="http://127.0.0.1:4437",
-        validation_alias=_aliases("server_url", "DS_SERVER_URL"),
-        description="the ds-server to read (directly, or Envoy with a token)",
+    server_url: HttpUrl = server_url_field(
+        PREFIX, "the ds-server to read (directly, or Envoy with a token)"
     )
-    postgres_url: str = Field(
-        default="postgresql://postgres:password@127.0.0.1:54321/durable_streams",
-        validation_alias=_aliases("postgres_url", "POSTGRES_URL"),
-        description="the database of `session_events`",
-    )
-    electric_url: str | None = Field(
+    postgres_url: PostgresUrl = postgres_url_field(PREFIX, "the database of `session_events`")
+    electric_url: OptionalHttpUrl = Field(
         default=None,
-        validation_alias=_aliases("electric_url", "ELECTRIC_URL"),
+        validation_alias=reference_aliases(PREFIX, "electric_url", "ELECTRIC_URL"),
         description="Electric's base URL (its Shape API is `{url}/v1/shape`); set, the "
         "Postgres → stream direction reads Electric instead of Postgres's logical decoding "
         "(empty counts as unset)",
@@ -195,7 +186,7 @@ class Settings(BaseSettings):
         default="127.0.0.1", description="where `/metrics` and `/healthz` listen"
     )
     metrics_port: int = Field(
-        default=4438, ge=0, le=65535, description="their port; `0` turns them off"
+        default=defaults.SYNC_PORT, ge=0, le=65535, description="their port; `0` turns them off"
     )
     metrics_top_streams: int = Field(
         default=10,
@@ -224,19 +215,6 @@ class Settings(BaseSettings):
                 raise ValueError(str(exc)) from None
         return value
 
-    @field_validator("server_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-        return value.rstrip("/")
-
-    @field_validator("electric_url")
-    @classmethod
-    def _electric_url(cls, value: str | None) -> str | None:
-        # Empty counts as unset, as compose files pass variables through.
-        return None if not value else cls._http_url(value)
-
     @field_validator("max_slot_wal_keep_size")
     @classmethod
     def _size(cls, value: str) -> str:
@@ -250,32 +228,12 @@ class Settings(BaseSettings):
             raise ValueError("DS_SYNC__FEED=electric needs ELECTRIC_URL")
         return self
 
-    @model_validator(mode="after")
-    def _one_token(self) -> Settings:
-        if self.token is not None and self.token_file is not None:
-            raise ValueError("set DS_SYNC__TOKEN or DS_SYNC__TOKEN_FILE, not both")
-        return self
-
-    @property
-    def token_source(self) -> str | Path | None:
-        """The server's bearer token: a file to read (again when it changes), a string, or none."""
-        if self.token_file is not None:
-            return self.token_file
-        return None if self.token is None else self.token.get_secret_value()
-
     @property
     def change_feed(self) -> Literal["native", "electric"]:
         """Which change feed the Postgres → stream direction uses."""
         if self.feed == "auto":
             return "native" if self.electric_url is None else "electric"
         return self.feed
-
-    @field_validator("postgres_url")
-    @classmethod
-    def _postgres_url(cls, value: str) -> str:
-        if not value.startswith(("postgresql://", "postgres://")):
-            raise ValueError("must be a postgresql:// URL")
-        return value
 
     @field_validator("instance")
     @classmethod
@@ -303,30 +261,4 @@ class SettingsError(ValueError):
 
 def load_settings() -> Settings:
     """Settings from the environment; SettingsError names each bad variable."""
-    try:
-        return Settings()
-    except ValidationError as exc:
-        raise SettingsError(_describe(exc)) from None
-    except pydantic_settings.SettingsError as exc:
-        raise SettingsError(str(exc)) from None
-
-
-def _describe(exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors():
-        if not error["loc"]:  # a rule across settings: its message names them
-            problems.append(str(error["msg"]))
-            continue
-        problems.append(f"{_variable(str(error['loc'][0]))}={error['input']!r}: {error['msg']}")
-    return "; ".join(problems)
-
-
-def _variable(location: str) -> str:
-    """The variable the user set for the field pydantic reports (by name or by an alias)."""
-    for name, info in Settings.model_fields.items():
-        names = [PREFIX + name.upper()]
-        if isinstance(info.validation_alias, AliasChoices):
-            names = [str(choice) for choice in info.validation_alias.choices]
-        if location == name or location in names:
-            return next((env for env in names if env in os.environ), names[0])
-    return location
+    return loading.load(Settings, SettingsError)

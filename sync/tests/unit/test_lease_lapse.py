@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from ds_sync.metrics import Metrics
+from ds_sync.options import Options, component_options
 from ds_sync.sessions.leases import Lease, ShardLeases
 from ds_sync.sessions.model import Status
 from ds_sync.sessions.shards import shard_of
@@ -31,19 +32,21 @@ class _SlowRenewals:
         await asyncio.sleep(self.delay)
 
 
-def _settings() -> Settings:
-    return Settings(
-        server_url="http://ds-server",
-        postgres_url="postgresql://nowhere/db",
-        streams="b/*",
-        shards=SHARDS,
-        lease_ttl_secs=1.0,
+def _options() -> Options:
+    return component_options(
+        Settings(
+            server_url="http://ds-server",
+            postgres_url="postgresql://nowhere/db",
+            streams="b/*",
+            shards=SHARDS,
+            lease_ttl_secs=1.0,
+        )
     )
 
 
 def _leases(api: Any, resumed: list[set[int]]) -> ShardLeases:
     return ShardLeases(
-        _settings(),
+        _options().leases,
         api,
         pool=None,  # type: ignore[arg-type]  # renewals don't touch Postgres
         metrics=Metrics(),
@@ -96,7 +99,7 @@ class _Owner:
 
 
 async def test_a_wake_seen_while_the_lease_lapsed_starts_a_reader_once_resumed() -> None:
-    streams = Streams(_settings(), None, None, None, Metrics())  # type: ignore[arg-type]
+    streams = Streams(_options().readers, None, None, None, Metrics())  # type: ignore[arg-type]
     owner = _Owner()
     streams.ownership = owner
     started: list[str] = []

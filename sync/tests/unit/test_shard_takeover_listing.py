@@ -6,6 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ds_sync.metrics import Metrics
+from ds_sync.options import component_options
 from ds_sync.sessions.streams import Streams
 from ds_sync.settings import Settings
 
@@ -20,7 +21,7 @@ def _streams() -> Streams:
         streams="b/*",
         shards=4,
     )
-    streams = Streams(settings, None, None, None, Metrics())  # type: ignore[arg-type]
+    streams = Streams(component_options(settings).readers, None, None, None, Metrics())  # type: ignore[arg-type]
     streams.load({})
 
     async def no_checkpoints(shards: set[int]) -> None:

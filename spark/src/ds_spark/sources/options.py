@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import msgspec
+from ds_settings import defaults
 from durable_sessions.protocol.offsets import BEGINNING, OffsetError, parse_offset
 from durable_sessions.protocol.patterns import Pattern, PatternError, parse_patterns
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
     from ds_spark.tokens import Token
 
-DEFAULT_URL = "http://127.0.0.1:4437"
+DEFAULT_URL = defaults.SERVER_URL
 BOOTSTRAP = "bootstrap"
 EARLIEST = "earliest"
 LATEST = "latest"

@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from ds_settings import defaults
+
 from ds_stack.dev import banner
-from ds_stack.dev import config as defaults
-from ds_stack.dev.config import StackConfig
+from ds_stack.dev.config import SNAPSHOT_SECS, StackConfig
 from ds_stack.dev.lock import AlreadyRunning, NotRunning, StateLock, held, running_stack
 from ds_stack.dev.stack import Stack
 from ds_stack.launcher import LaunchError, PortInUse
@@ -58,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--snapshot-secs",
         type=float,
-        default=defaults.SNAPSHOT_SECS,
+        default=SNAPSHOT_SECS,
         help="run the session snapshot job (Spark) this often; 0: never (make: SNAPSHOT_SECS)",
     )
     parser.add_argument(

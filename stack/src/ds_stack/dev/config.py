@@ -7,25 +7,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# The reference stack's port map.
+from ds_settings import defaults
+from ds_settings.defaults import (
+    ADMIN_PORT,
+    GATEWAY_PORT,
+    POSTGRES_PORT,
+    SERVER_METRICS_PORT,
+    SERVER_PORT,
+    SYNC_PORT,
+)
+
 from ds_stack.ports import LOOPBACK, free_port
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-DATABASE = "durable_streams"
-# The reference stack's port map.
-GATEWAY_PORT = 8080
-SERVER_PORT = 4437
-ADMIN_PORT = 9901
-POSTGRES_PORT = 54321
-SYNC_PORT = 4438
 # Replica i of a cluster (`make dev-cluster`) listens on SERVER_PORT + i * this; ds-sync
 # process i's /metrics on SYNC_PORT + i * this.
 REPLICA_PORT_STEP = 10
-# Where the replicas keep their shared store: a schema of the stack's database.
-STORE_SCHEMA = "ds_server"
-# ds-server's /metrics listener (DS_METRICS__PORT's default).
-SERVER_METRICS_PORT = 9437
 # The session snapshot job's period: a Spark start (a JVM) an hour is cheap,
 # and bounds session-events (about 100 kB an hour of heartbeats) by far.
 SNAPSHOT_SECS = 3600.0
@@ -114,7 +114,7 @@ class StackConfig:
 
     @property
     def server_url(self) -> str:
-        return f"http://{LOOPBACK}:{self.server_port}"
+        return defaults.server_url(self.server_port)
 
     @property
     def server_metrics_ports(self) -> list[int]:
@@ -148,7 +148,7 @@ class StackConfig:
 
     @property
     def postgres_url(self) -> str:
-        return f"postgresql://postgres:password@{LOOPBACK}:{self.postgres_port}/{DATABASE}"
+        return defaults.postgres_url(self.postgres_port)
 
     def ports(self) -> dict[str, int]:
         """Every port, by the flag that sets it."""

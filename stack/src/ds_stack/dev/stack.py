@@ -15,8 +15,9 @@ import ssl
 import time
 from typing import TYPE_CHECKING, Protocol
 
+from ds_settings.defaults import DATABASE, STORE_SCHEMA
+
 from ds_stack import components
-from ds_stack.dev.config import DATABASE, STORE_SCHEMA
 from ds_stack.dev.tokens import PendingTokens, TokenRequest
 from ds_stack.launcher import Process
 from ds_stack.ports import LOOPBACK, require_free

@@ -8,29 +8,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from ds_settings import loading
+from ds_settings.fields import (
+    HttpUrl,
+    PostgresUrl,
+    flat_config,
+    postgres_url_field,
+    server_url_field,
+)
+from ds_settings.tokens import TokenOrFile
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings
 
 PREFIX = "DS_HEARTBEAT__"
 
 
-class Settings(BaseSettings):
+class Settings(TokenOrFile, BaseSettings):
     """Every setting; each is ``DS_HEARTBEAT__<NAME>`` in the environment."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=PREFIX, extra="ignore", frozen=True, populate_by_name=True
-    )
+    model_config = flat_config(PREFIX)
 
-    server_url: str = Field(
-        default="http://127.0.0.1:4437",
-        validation_alias=AliasChoices(PREFIX + "SERVER_URL", "DS_SERVER_URL"),
-        description="ds-server (or Envoy) base URL",
-    )
-    postgres_url: str = Field(
-        default="postgresql://postgres:password@127.0.0.1:54321/durable_streams",
-        validation_alias=AliasChoices(PREFIX + "POSTGRES_URL", "POSTGRES_URL"),
-        description="Postgres with ds-sync's `items` table",
-    )
+    server_url: HttpUrl = server_url_field(PREFIX, "ds-server (or Envoy) base URL")
+    postgres_url: PostgresUrl = postgres_url_field(PREFIX, "Postgres with ds-sync's `items` table")
     token: SecretStr | None = Field(
         default=None,
         description="bearer token, when the server is behind Envoy (write on the stream's bucket)",
@@ -54,15 +53,11 @@ class Settings(BaseSettings):
         "`session_events`)",
     )
 
-    @model_validator(mode="after")
-    def _one_token(self) -> Settings:
-        if self.token is not None and self.token_file is not None:
-            raise ValueError("set DS_HEARTBEAT__TOKEN or DS_HEARTBEAT__TOKEN_FILE, not both")
-        return self
 
-    @property
-    def token_source(self) -> str | Path | None:
-        """The bearer token: a file to read (again when it changes), a string, or none."""
-        if self.token_file is not None:
-            return self.token_file
-        return None if self.token is None else self.token.get_secret_value()
+class SettingsError(ValueError):
+    """A ``DS_HEARTBEAT__*`` (or reference-stack) variable has a value it can't use."""
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; SettingsError names each bad variable."""
+    return loading.load(Settings, SettingsError)

@@ -8,19 +8,17 @@ import sys
 import threading
 from pathlib import Path
 
-from ds_stack.postgres.server import EmbeddedPostgres, PostgresConfig, PostgresError
+from ds_settings.defaults import DATABASE, POSTGRES_PORT
 
-# The reference stack's Postgres port and database.
-DEFAULT_PORT = 54321
-DEFAULT_DATABASE = "durable_streams"
+from ds_stack.postgres.server import EmbeddedPostgres, PostgresConfig, PostgresError
 
 
 def main(argv: list[str] | None = None) -> None:
     """Start Postgres in ``--data-dir``, create the database, print its URL, wait for a signal."""
     parser = argparse.ArgumentParser(prog="ds-postgres", description=__doc__)
     parser.add_argument("--data-dir", type=Path, default=Path("data/postgres"))
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
-    parser.add_argument("--database", default=DEFAULT_DATABASE)
+    parser.add_argument("--port", type=int, default=POSTGRES_PORT, help="0 picks a free port")
+    parser.add_argument("--database", default=DATABASE)
     args = parser.parse_args(argv)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -13,6 +13,8 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
+from ds_settings import defaults
+
 from ds_stack.postgres.external import ExternalPostgres
 from ds_stack.postgres.server import BASE_SETTINGS
 
@@ -21,8 +23,8 @@ if TYPE_CHECKING:
 
 _DEFAULT_HOST = "unix:///var/run/docker.sock"
 # The superuser the container is created with.
-USER = "postgres"
-PASSWORD = "password"
+USER = defaults.POSTGRES_USER
+PASSWORD = defaults.POSTGRES_PASSWORD
 
 
 class DockerUnavailable(RuntimeError):

@@ -62,10 +62,10 @@ class ElectricFeed(ChangeFeed):
     """One table's shape, followed with long-polls."""
 
     async def start(self, position: bytes | None) -> None:
-        settings = self.context.settings
-        assert settings.electric_url is not None
-        self._url = settings.electric_url + SHAPE_PATH
-        self._secret = settings.electric_secret
+        options = self.context.options
+        assert options.electric_url is not None
+        self._url = options.electric_url + SHAPE_PATH
+        self._secret = options.electric_secret
         self._primary_key = self.context.shape.primary_key
         self._handle: str | None = None
         self._offset = BEFORE_ALL

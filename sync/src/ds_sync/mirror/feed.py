@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from ds_sync.metrics import TableMetrics
     from ds_sync.mirror.model import FeedBatch, TableShape
-    from ds_sync.settings import Settings
+    from ds_sync.mirror.options import FeedOptions
     from ds_sync.table_names import TableName
 
 FEEDS: dict[str, str] = {
@@ -39,11 +39,11 @@ FEEDS: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class FeedContext:
-    """What a feed works with: its table, the settings, and connections of its own."""
+    """What a feed works with: its table, its options, and connections of its own."""
 
     table: TableName
     shape: TableShape  # as the catalog said when the feed was made
-    settings: Settings
+    options: FeedOptions
     conn: AsyncConnection[TupleRow]  # this table's alone (the native feed's slot session)
     http: httpx.AsyncClient
     metrics: TableMetrics

@@ -110,14 +110,14 @@ class NativeFeed(ChangeFeed):
 
     async def start(self, position: bytes | None) -> None:
         context = self.context
-        conn, table, settings = context.conn, context.table, context.settings
-        self._slot = slot_name(settings.name, table)
-        self._poll = settings.poll_secs
-        self._limit = settings.feed_batch_rows
+        conn, table, options = context.conn, context.table, context.options
+        self._slot = slot_name(options.group, table)
+        self._poll = options.poll_secs
+        self._limit = options.batch_rows
         shape = context.shape
         await ensure_replica_identity_full(conn, table, shape)
         await ensure_publication(conn, self._slot, table)
-        await bound_slot_wal(conn, settings.max_slot_wal_keep_size)
+        await bound_slot_wal(conn, options.max_slot_wal_keep_size)
         self._shape: TableShape = shape
         self._decoder = Decoder(shape.primary_key, {})
         self._snapshot: TableSnapshot | None = None
@@ -351,7 +351,7 @@ class NativeFeed(ChangeFeed):
             return
         held, status = found
         self.context.metrics.slot_wal_bytes = held
-        limit = self.context.settings.slot_warn_mb << 20
+        limit = self.context.options.slot_warn_mb << 20
         if (
             held > limit or status == "unreserved"
         ) and now - self._warned_at >= RETENTION_WARN_EVERY_SECS:

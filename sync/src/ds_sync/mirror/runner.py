@@ -53,8 +53,8 @@ if TYPE_CHECKING:
     from ds_sync.metrics import TableMetrics
     from ds_sync.mirror.feed import ChangeFeed
     from ds_sync.mirror.model import FeedBatch, Item
+    from ds_sync.mirror.options import MirrorOptions
     from ds_sync.mirror.state import MirrorState, MirrorStore
-    from ds_sync.settings import Settings
     from ds_sync.table_names import TableName
 
 log = logging.getLogger("ds_sync.mirror")
@@ -82,19 +82,19 @@ class TableMirror:
     def __init__(
         self,
         table: TableName,
-        settings: Settings,
+        options: MirrorOptions,
         api: AsyncStreamServer,
         http: httpx.AsyncClient,
         store: MirrorStore,
         metrics: TableMetrics,
     ) -> None:
         self.table = table
-        self._settings = settings
+        self._options = options
         self._api = api
         self._http = http
         self._store = store
         self._metrics = metrics
-        self._feed_name = settings.change_feed
+        self._feed_name = options.feed
         self._stream_has_data = False
         self._reported: str | None = None
         self._compactor: Compactor | None = None
@@ -132,7 +132,7 @@ class TableMirror:
             state = await self._store.load(
                 self.table, self._feed_name, producer_id(self.table.qualified)
             )
-            await self._store.set_active(self.table.qualified, self._settings.instance_name)
+            await self._store.set_active(self.table.qualified, self._options.instance)
             shape = await table_shape(conn, self.table)
             info = await self._ensure_stream()
             self._compactor = Compactor(
@@ -141,7 +141,7 @@ class TableMirror:
                 self.table.qualified,
                 self._store,
                 self._metrics,
-                after_bytes=self._settings.compact_after_bytes,
+                after_bytes=self._options.compact_after_bytes,
             )
             await self._compactor.restore(state.snapshot, info)
             # Before anything is sent: a stream refusing appends (413) is freed first.
@@ -160,7 +160,9 @@ class TableMirror:
                 )
                 state = await self._store.start_over(state, self._feed_name)
             feed = feed_class(self._feed_name)(
-                FeedContext(self.table, shape, self._settings, conn, self._http, self._metrics)
+                FeedContext(
+                    self.table, shape, self._options.feed_options, conn, self._http, self._metrics
+                )
             )
             try:
                 await self._follow(feed, state)
@@ -188,7 +190,7 @@ class TableMirror:
             else:
                 messages = [encode_item(self.table.text, item) for item in self._items(batch)]
                 staged = await self._store.stage(
-                    state, bodies(messages, self._settings.post_max_bytes), batch.position
+                    state, bodies(messages, self._options.post_max_bytes), batch.position
                 )
                 failpoints.reached("mirror.staged")
                 try:
@@ -275,9 +277,9 @@ class TableMirror:
 
     async def _connect(self) -> AsyncConnection[TupleRow]:
         conn = await psycopg.AsyncConnection.connect(
-            self._settings.postgres_url,
+            self._options.postgres_url,
             autocommit=True,
-            application_name=f"ds-sync {self._settings.instance_name} {self.table.text}"[:63],
+            application_name=f"ds-sync {self._options.instance} {self.table.text}"[:63],
         )
         await conn.execute(SESSION_SETTINGS)
         try:

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from durable_sessions.async_server import AsyncStreamServer
+    from durable_sessions.protocol.patterns import Pattern
 
     from ds_sync.metrics import Metrics
     from ds_sync.sessions.streams import Streams
-    from ds_sync.settings import Settings
 
 log = logging.getLogger("ds_sync.discovery")
 
@@ -28,13 +28,20 @@ class Scanner:
     """Lists the streams of every listable pattern and reports them to ``Streams``."""
 
     def __init__(
-        self, settings: Settings, api: AsyncStreamServer, streams: Streams, metrics: Metrics
+        self,
+        patterns: tuple[Pattern, ...],
+        api: AsyncStreamServer,
+        streams: Streams,
+        metrics: Metrics,
+        *,
+        rescan_secs: float,
     ) -> None:
-        self._settings = settings
+        self._patterns = patterns
+        self._rescan_secs = rescan_secs
         self._api = api
         self._streams = streams
         self._metrics = metrics
-        for pattern in settings.streams:
+        for pattern in patterns:
             if not pattern.listable:
                 log.info("pattern %s can't be listed: its streams are found by wakes", pattern.text)
 
@@ -43,7 +50,7 @@ class Scanner:
         known_before = set(self._streams.paths())
         seen: set[str] = set()
         covered: list[str] = []  # prefixes whose complete listing we have
-        for pattern in self._settings.streams:
+        for pattern in self._patterns:
             if not pattern.listable:
                 continue
             for info in await self._api.find(pattern):
@@ -58,14 +65,12 @@ class Scanner:
     async def run(self) -> None:
         """Scan every ``rescan_secs`` until cancelled."""
         while True:
-            await asyncio.sleep(self._settings.rescan_secs)
+            await asyncio.sleep(self._rescan_secs)
             try:
                 await self.scan()
             except Exception as exc:  # the server down, or an answer we could not read
                 self._metrics.server_errors += 1
-                log.warning(
-                    "rescan failed (%s); next one in %.0fs", exc, self._settings.rescan_secs
-                )
+                log.warning("rescan failed (%s); next one in %.0fs", exc, self._rescan_secs)
 
 
 def _covers(prefix: str, path: str) -> bool:

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
 
     from ds_sync.metrics import Metrics
-    from ds_sync.settings import Settings
+    from ds_sync.sessions.options import LeaseOptions
 
 log = logging.getLogger("ds_sync.leases")
 
@@ -107,7 +107,7 @@ class ShardLeases:
 
     def __init__(
         self,
-        settings: Settings,
+        options: LeaseOptions,
         api: AsyncStreamServer,
         pool: AsyncConnectionPool,
         metrics: Metrics,
@@ -122,12 +122,12 @@ class ShardLeases:
         self._on_gained = on_gained
         self._on_lost = on_lost
         self._on_resumed = on_resumed
-        self.shards = settings.shards
-        self.instance = settings.instance_name
-        self._name = settings.name
-        self._ttl = settings.lease_ttl_secs
-        self.lease_stream = f"{LEASE_BUCKET}/{settings.name}-leases"
-        self.wake_stream = f"{LEASE_BUCKET}/{settings.name}-lease-wakes"
+        self.shards = options.shards
+        self.instance = options.instance
+        self._name = options.group
+        self._ttl = options.ttl_secs
+        self.lease_stream = f"{LEASE_BUCKET}/{options.group}-leases"
+        self.wake_stream = f"{LEASE_BUCKET}/{options.group}-lease-wakes"
         self.held: dict[int, Lease] = {}
         self.others: dict[str, list[int]] = {}  # live processes of the group, and their shards
         self._claiming = asyncio.Lock()

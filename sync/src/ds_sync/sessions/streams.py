@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from ds_sync.metrics import Metrics
     from ds_sync.sessions.checkpoints import Checkpoint
     from ds_sync.sessions.model import Read
+    from ds_sync.sessions.options import ReaderOptions
     from ds_sync.sessions.shards import Ownership
     from ds_sync.sessions.stream_state import Chain
-    from ds_sync.settings import Settings
 
 log = logging.getLogger("ds_sync.streams")
 # Streams first seen at once (a HEAD, then their checkpoint row). A burst of
@@ -60,14 +60,14 @@ class Streams:
 
     def __init__(
         self,
-        settings: Settings,
+        options: ReaderOptions,
         api: AsyncStreamServer,
         http: httpx.AsyncClient,
         pool: AsyncConnectionPool,
         metrics: Metrics,
         ownership: Ownership | None = None,
     ) -> None:
-        self._settings = settings
+        self._options = options
         self._api = api
         self._http = http
         self._pool = pool
@@ -76,19 +76,19 @@ class Streams:
         self.writer = Writer(
             pool,
             metrics,
-            max_rows=settings.max_batch_rows,
-            interval=settings.commit_interval_secs,
+            max_rows=options.max_batch_rows,
+            interval=options.commit_interval_secs,
             settle=self._settled,
             owns=lambda state: self.ownership.owns(state.path),
         )
         # A stream's reads not yet committed, beyond which its reader pauses.
-        self._queue_limit = settings.max_batch_rows
+        self._queue_limit = options.max_batch_rows
         self._states: dict[str, StreamState] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}  # first sights being recorded
         self._reported: set[str] = set()  # problems already logged once
         self._stopping = False
         # Readers with a connection open; the rest wait their turn without one.
-        self._slots = asyncio.Semaphore(settings.max_readers)
+        self._slots = asyncio.Semaphore(options.max_readers)
         self._sightings = asyncio.Semaphore(_SIGHTINGS)
         # Tails reported for streams of other processes' shards that have no state here.
         self._others_tails: dict[str, int] = {}
@@ -120,7 +120,7 @@ class Streams:
         """The server reports ``info`` about a stream (from a listing, a HEAD or a wake);
         True when that starts a reader (or a first sight that may), or is a stream never
         seen before; False when it was known."""
-        if self._stopping or not any_matches(self._settings.streams, info.path):
+        if self._stopping or not any_matches(self._options.patterns, info.path):
             return False
         if info.path.startswith(_GROUP_BUCKET):
             return False  # ds-sync's own wake and lease streams
@@ -356,7 +356,7 @@ class Streams:
                     state.read_offset,
                     url=self._read_url(state.path),
                     deliver=lambda read: self._queue(state, read),
-                    idle_secs=self._settings.idle_secs,
+                    idle_secs=self._options.idle_secs,
                     others_waiting=self._others_waiting,
                 )
                 ending = await state.reader.run()
@@ -476,7 +476,7 @@ class Streams:
     def _read_url(self, path: str) -> str:
         """The /ds URL for streams of a listed bucket (it serves /bootstrap after a 410)."""
         bucket, _, rest = path.partition("/")
-        if rest and "/" not in rest and any(p.bucket == bucket for p in self._settings.streams):
+        if rest and "/" not in rest and any(p.bucket == bucket for p in self._options.patterns):
             return self._api.bucket_stream_url(path)
         return self._api.stream_url(path)
 

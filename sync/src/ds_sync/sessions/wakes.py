@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
     from ds_sync.metrics import Metrics
     from ds_sync.sessions.shards import Ownership
-    from ds_sync.settings import Settings
 
 log = logging.getLogger("ds_sync.wakes")
 
@@ -81,16 +80,20 @@ class Wakes:
 
     def __init__(
         self,
-        settings: Settings,
+        group: str,
+        patterns: tuple[Pattern, ...],
         api: AsyncStreamServer,
         observe: Callable[[StreamInfo], bool],
         rescan: Callable[[], Awaitable[None]],
         metrics: Metrics,
         *,
+        interval_secs: float,
         ownership: Ownership | None = None,
         publish: Callable[[list[tuple[str, int]]], Awaitable[None]] | None = None,
     ) -> None:
-        self._settings = settings
+        self._group = group
+        # Least time between two claims (bounds the wake traffic).
+        self._interval_secs = interval_secs
         self._api = api
         self._observe = observe  # True when what it was told started (or needs) a reader
         # When other processes share the work, they learn what a claim says (sightings)
@@ -99,8 +102,8 @@ class Wakes:
         self._publish = publish
         self._rescan = rescan
         self._metrics = metrics
-        self.wake_stream = f"{WAKE_BUCKET}/{settings.name}-wakes"
-        self._subs = {subscription_id(settings.name, p): p for p in settings.streams}
+        self.wake_stream = f"{WAKE_BUCKET}/{group}-wakes"
+        self._subs = {subscription_id(group, p): p for p in patterns}
         self._due: set[str] = set()
         self._due_event = asyncio.Event()
         self._spacing = 1  # wake intervals between claims, up to MAX_SPACING_FACTOR
@@ -130,7 +133,7 @@ class Wakes:
                 "pattern": pattern.text,
                 "wake_stream": self.wake_stream,
                 "lease_ttl_ms": LEASE_TTL_MS,
-                "description": f"{self._settings.name}: sync {pattern.text} into Postgres",
+                "description": f"{self._group}: sync {pattern.text} into Postgres",
             }
             created = await self._api.put_subscription(sub_id, body) or created
         return created
@@ -197,11 +200,11 @@ class Wakes:
             # A steady load keeps naming the same streams, already being read: claim less
             # often then; anything new brings the spacing back to one interval.
             self._spacing = 1 if learnt else min(self._spacing * 2, MAX_SPACING_FACTOR)
-            await asyncio.sleep(self._settings.wake_interval_secs * self._spacing)
+            await asyncio.sleep(self._interval_secs * self._spacing)
 
     async def _claim(self, sub_id: str) -> bool:
         """Claim, observe and ack; True when a named stream had no reader yet."""
-        grant = await self._api.claim(sub_id, self._settings.name)
+        grant = await self._api.claim(sub_id, self._group)
         if not isinstance(grant, Grant):
             return False  # nothing pending, or a lease held by an earlier (killed) process
         self._metrics.wakes += 1
