@@ -50,7 +50,8 @@ MODULE_LAYERS: dict[str, Layers] = {
         # Several replicas on one store: the subscription leader, forwarding to it.
         ("cluster", ("ds_server.cluster",)),
         ("features", ("ds_server.subscriptions",)),
-        ("stores", ("ds_server.stores",)),
+        # The store, and the one owner of a Postgres URL's connections it shares.
+        ("stores", ("ds_server.stores", "ds_server.postgres_database")),
         (
             "foundation",
             (

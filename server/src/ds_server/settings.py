@@ -222,8 +222,9 @@ class StorageSection(BaseModel):
         default=8,
         ge=1,
         le=100,
-        description="`postgres`: connections for reads, per server (writes use one more, "
-        "and the change feed another)",
+        description="`postgres`: pooled connections per server, shared by reads and the "
+        "subscription storage (the writer, the change feed and the subscription leadership "
+        "hold one more each)",
     )
 
     @field_validator("postgres_url")
