@@ -5,6 +5,7 @@ from __future__ import annotations
 import calendar
 import json
 import logging
+import random
 import re
 import time
 
@@ -104,3 +105,25 @@ def test_durations_are_written_to_a_tenth_of_a_millisecond() -> None:
         entry: Entry = (100.0, 100.0 + seconds, "GET", "/healthz", 200, GIVEN_ID)
         line = lines([entry], "text")
         assert f" 200 {seconds * 1000:.1f}ms id=req-7\n" in line, (seconds, line)
+
+
+def test_one_path_with_several_methods_and_statuses_gets_each_its_own_start() -> None:
+    # Starts are remembered by path: a path's other method or status must not reuse them.
+    requests = [("POST", 204), ("GET", 200), ("POST", 204), ("POST", 409), ("HEAD", 200)] * 3
+    entries: list[Entry] = [
+        (0.0, 0.001, method, "/v1/stream/shared", status, GIVEN_ID) for method, status in requests
+    ]
+    made = lines(entries, "text").splitlines()
+    assert made == [
+        f"INFO ds_server.access {method} /v1/stream/shared {status} 1.0ms id=req-7"
+        for method, status in requests
+    ]
+
+
+def test_durations_round_as_the_one_decimal_format_does() -> None:
+    chosen = random.Random(29)
+    for _ in range(5000):
+        seconds = chosen.choice((1e-4, 1e-2, 1.0, 20.0)) * chosen.random()
+        entry: Entry = (50.0, 50.0 + seconds, "GET", "/healthz", 200, GIVEN_ID)
+        expected = f"{(entry[1] - entry[0]) * 1000:.1f}ms"
+        assert f" 200 {expected} id=" in lines([entry], "text"), seconds

@@ -70,10 +70,10 @@ class AccessLog:
             if name == _REQUEST_ID:
                 request_id = value
                 break
-        pending.append((started, self._clock(), scope["method"], scope["path"], status, request_id))
-        if len(pending) == 1:
+        if not pending:  # the batch's first: (a list's truth costs less than its len())
             self._timer = asyncio.get_running_loop().call_later(self._flush_secs, self.flush)
-        elif len(pending) >= MAX_BATCH:
+        pending.append((started, self._clock(), scope["method"], scope["path"], status, request_id))
+        if len(pending) >= MAX_BATCH:
             self.flush()
 
     def flush(self) -> None:

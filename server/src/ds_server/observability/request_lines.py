@@ -30,10 +30,25 @@ _MAX_ID: Final = 128
 _ID_PREFIX: Final = uuid.uuid4().hex[:16]
 _batches = count()
 _FIRST_IN_BATCH: Final = 10**7
-# Durations in tenths of a millisecond as text, made once each (a float's
-# text costs more than the rest of the line); up to 10 s.
-_DURATIONS: dict[int, str] = {}
 _CACHED_TENTHS: Final = 100_000
+
+
+class _DurationTexts(dict[int, str]):
+    """Durations in tenths of a millisecond as text, made once each (a float's
+    text costs more than the rest of the line); up to 10 s.
+
+    Indexed, a miss makes the text: a line costs one subscript, not a
+    ``get``, a test and a call.
+    """
+
+    def __missing__(self, tenths: int) -> str:
+        if tenths >= _CACHED_TENTHS or tenths < 0:
+            return f"{tenths / 10:.1f}"
+        text = self[tenths] = f"{tenths / 10:.1f}"
+        return text
+
+
+_DURATIONS: Final = _DurationTexts()
 
 
 def lines(entries: list[Entry], fmt: LogFormat) -> str:
@@ -51,36 +66,43 @@ def lines(entries: list[Entry], fmt: LogFormat) -> str:
 _REMEMBERED: Final = 4096
 _TEXT_STARTS: dict[tuple[str, str, int], str] = {}
 _JSON_PARTS: dict[tuple[str, str, int], tuple[str, str]] = {}
+# The start last made for each path, found by the path alone: most lines
+# repeat their path's method and status, and a look-up by a string whose
+# hash is kept costs less than building, hashing and comparing a key tuple.
+_LAST_TEXT_START: dict[str, tuple[str, int, str]] = {}
+_NO_START: Final = ("", -1, "")
 
 
 def _text_lines(entries: list[Entry]) -> str:
-    starts = _TEXT_STARTS
+    last_starts = _LAST_TEXT_START
     durations = _DURATIONS
-    made_prefix = _made_id_prefix()
+    made_tail = f"ms id={_made_id_prefix()}"
     made = _FIRST_IN_BATCH
     out: list[str] = []
     for started, finished, method, path, status, given_id in entries:
-        key = (method, path, status)
-        start = starts.get(key)
-        if start is None:
-            start = _text_start(key)
-        tenths = round((finished - started) * 10_000)
-        duration = durations.get(tenths)
-        if duration is None:
-            duration = _duration(finished - started)
+        last_method, last_status, start = last_starts.get(path, _NO_START)
+        if last_status != status or last_method != method:
+            start = _text_start(method, path, status)
+        # Tenths of a millisecond, rounded half up (``round`` costs a method
+        # look-up and a call; the two differ only on an exact half).
+        duration = durations[int((finished - started) * 10_000 + 0.5)]
         if given_id:
             out.append(f"{start}{duration}ms id={_request_id(given_id)}\n")
         else:
             made += 1
-            out.append(f"{start}{duration}ms id={made_prefix}{made}\n")
+            out.append(f"{start}{duration}{made_tail}{made}\n")
     return "".join(out)
 
 
-def _text_start(key: tuple[str, str, int]) -> str:
-    method, path, status = key
-    if len(_TEXT_STARTS) >= _REMEMBERED:
-        _TEXT_STARTS.clear()
-    start = _TEXT_STARTS[key] = f"INFO {LOGGER} {method} {_printable(path)} {status} "
+def _text_start(method: str, path: str, status: int) -> str:
+    key = (method, path, status)
+    start = _TEXT_STARTS.get(key)
+    if start is None:
+        if len(_TEXT_STARTS) >= _REMEMBERED:
+            _TEXT_STARTS.clear()
+            _LAST_TEXT_START.clear()
+        start = _TEXT_STARTS[key] = f"INFO {LOGGER} {method} {_printable(path)} {status} "
+    _LAST_TEXT_START[path] = (method, status, start)
     return start
 
 
@@ -145,13 +167,9 @@ class _Clock:
 
 def _duration(seconds: float) -> str:
     """Milliseconds, rounded to a tenth (``f"{ms:.1f}"``, made once per value below 10 s)."""
-    tenths = round(seconds * 10_000)
-    if tenths >= _CACHED_TENTHS or tenths < 0:
+    if seconds < 0:
         return f"{seconds * 1000:.1f}"
-    text = _DURATIONS.get(tenths)
-    if text is None:
-        text = _DURATIONS[tenths] = f"{tenths / 10:.1f}"
-    return text
+    return _DURATIONS[int(seconds * 10_000 + 0.5)]
 
 
 def _request_id(given: bytes | None) -> str:
