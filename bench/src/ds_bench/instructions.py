@@ -31,7 +31,7 @@ POST = (
 )
 # A token's payload as the gateway forwards it (base64url, unpadded), of a
 # fixed token: every request and every count alike.
-_PAYLOAD = base64.urlsafe_b64encode(
+FORWARDED_PAYLOAD = base64.urlsafe_b64encode(
     json.dumps(TokenSpec(sub="ds-bench").claims(now=1_800_000_000)).encode()
 ).rstrip(b"=")
 # The same POST as wrk sends it through Envoy, as Envoy forwards it (captured
@@ -43,7 +43,7 @@ FORWARDED_POST = (
     b"x-forwarded-for: 127.0.0.1\r\nx-forwarded-proto: http\r\n"
     b"x-envoy-external-address: 127.0.0.1\r\n"
     b"x-request-id: 72565d26-0135-4ce7-aaef-69403341261d\r\n"
-    b"x-jwt-payload: " + _PAYLOAD + b"\r\n\r\n" + b"x" * 100
+    b"x-jwt-payload: " + FORWARDED_PAYLOAD + b"\r\n\r\n" + b"x" * 100
 )
 _START_SECS = 600.0  # Python's start-up under valgrind is slow, more so on a busy machine
 
@@ -112,7 +112,10 @@ def per_request(
             put = httpx.put(
                 f"{url}/v1/stream/counted",
                 # The identity too, which a server in gateway mode requires.
-                headers={"Content-Type": "application/octet-stream", "X-JWT-Payload": _PAYLOAD},
+                headers={
+                    "Content-Type": "application/octet-stream",
+                    "X-JWT-Payload": FORWARDED_PAYLOAD.decode(),
+                },
                 timeout=60,
             )
             put.raise_for_status()
