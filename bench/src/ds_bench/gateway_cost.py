@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, results: Path) -> None:
     table = "\n".join(lines)
     print(table)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    path = results / f"gateway-cost-{stamp}.json"
+    path = results / f"{stamp}-gateway-cost.json"
     path.write_text(
         json.dumps({"builds": builds, "requests": args.requests, "instructions": figures}, indent=2)
     )
