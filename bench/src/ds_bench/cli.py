@@ -11,6 +11,7 @@ from ds_bench import (
     commands,
     extensions,
     fairness,
+    gateway_cost,
     log_cost,
     metrics_cost,
     probes,
@@ -33,6 +34,7 @@ _WRITING_RESULTS: dict[str, Callable[[argparse.Namespace, Path], None]] = {
     "fairness": fairness.main,
     "producers": producers.run,
     "log-cost": log_cost.run,
+    "gateway-cost": gateway_cost.run,
 }
 
 
@@ -70,6 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     fairness.add_parser(sub)
     producers.add_parser(sub)
     log_cost.add_parser(sub)
+    gateway_cost.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "storage":
         _storage(args)

@@ -9,6 +9,8 @@ and the total is divided by N (docs/development.md, "Performance habits").
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import shutil
@@ -20,19 +22,36 @@ import time
 from pathlib import Path
 
 import httpx
+from ds_proxy.tokens import TokenSpec
 from ds_stack.ports import free_port
 
-_POST = (
+POST = (
     b"POST /v1/stream/counted HTTP/1.1\r\nHost: probe\r\n"
     b"Content-Type: application/octet-stream\r\nContent-Length: 100\r\n\r\n" + b"x" * 100
+)
+# A token's payload as the gateway forwards it (base64url, unpadded), of a
+# fixed token: every request and every count alike.
+FORWARDED_PAYLOAD = base64.urlsafe_b64encode(
+    json.dumps(TokenSpec(sub="ds-bench").claims(now=1_800_000_000)).encode()
+).rstrip(b"=")
+# The same POST as wrk sends it through Envoy, as Envoy forwards it (captured
+# from the committed dev config): its token verified and removed, the
+# verified payload, a request id and the forwarding headers added.
+FORWARDED_POST = (
+    b"POST /v1/stream/counted HTTP/1.1\r\nhost: 127.0.0.1:8080\r\n"
+    b"content-type: application/octet-stream\r\ncontent-length: 100\r\n"
+    b"x-forwarded-for: 127.0.0.1\r\nx-forwarded-proto: http\r\n"
+    b"x-envoy-external-address: 127.0.0.1\r\n"
+    b"x-request-id: 72565d26-0135-4ce7-aaef-69403341261d\r\n"
+    b"x-jwt-payload: " + FORWARDED_PAYLOAD + b"\r\n\r\n" + b"x" * 100
 )
 _START_SECS = 600.0  # Python's start-up under valgrind is slow, more so on a busy machine
 
 
-def _send(conn: socket.socket, count: int) -> None:
+def _send(conn: socket.socket, count: int, request: bytes) -> None:
     """``count`` POSTs, one at a time, each answered before the next."""
     for _ in range(count):
-        conn.sendall(_POST)
+        conn.sendall(request)
         answer = b""
         while b"\r\n\r\n" not in answer:
             chunk = conn.recv(65536)
@@ -52,6 +71,7 @@ def per_request(
     argv: tuple[str, ...] = ("--log-level", "warning"),
     base_env: dict[str, str] | None = None,
     settle_secs: float = 0.0,
+    request: bytes = POST,
 ) -> float:
     """Instructions per 100-byte POST of a memory-mode ds-server with ``env`` added.
 
@@ -60,7 +80,8 @@ def per_request(
     before zeroing the counters and before reading them, so that work the
     server defers (the request log's batches) is counted for the requests
     counted, and only for them. ``keep``: copy callgrind's dump there (for
-    ``callgrind_annotate``).
+    ``callgrind_annotate``). ``request``: the POST sent, every time (to
+    ``/v1/stream/counted``, answered 204).
     """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="ds-bench-callgrind-") as scratch:
@@ -90,15 +111,19 @@ def per_request(
             _await_ready(server, url)
             put = httpx.put(
                 f"{url}/v1/stream/counted",
-                headers={"Content-Type": "application/octet-stream"},
+                # The identity too, which a server in gateway mode requires.
+                headers={
+                    "Content-Type": "application/octet-stream",
+                    "X-JWT-Payload": FORWARDED_PAYLOAD.decode(),
+                },
                 timeout=60,
             )
             put.raise_for_status()
             with socket.create_connection(("127.0.0.1", port), timeout=120) as conn:
-                _send(conn, warmup)
+                _send(conn, warmup, request)
                 time.sleep(settle_secs)
                 _control("-z", server.pid)
-                _send(conn, requests)
+                _send(conn, requests, request)
                 time.sleep(settle_secs)
                 _control("-d", server.pid)
             total = _total(out, keep)

@@ -165,3 +165,41 @@ async def test_the_writer_identity_is_the_verified_sub() -> None:
         response = await http.post("/v1/stream/chat/x", headers=headers)
     assert response.status_code == 200
     assert seen == [["josé".encode()]]
+
+
+# The guard remembers decoded payloads and a path's accesses (auth/recent.py):
+# what it remembers must never change a decision.
+
+
+async def test_each_token_is_judged_by_its_own_scopes_on_a_remembered_path(
+    client: httpx.AsyncClient,
+) -> None:
+    granted, other = identity("alice", write=["chat"]), identity("bob", write=["notes"])
+    for _ in range(2):
+        assert (await client.post("/v1/stream/chat/x", headers=granted)).status_code == 200
+        assert (await client.post("/v1/stream/chat/x", headers=other)).status_code == 403
+
+
+async def test_a_remembered_path_still_checks_a_fork_source(client: httpx.AsyncClient) -> None:
+    headers = identity(read=["chat"], write=["chat"])
+    assert (await client.put("/v1/stream/chat/f", headers=headers)).status_code == 200
+    forked = {**headers, "Stream-Forked-From": "secret/s"}
+    assert (await client.put("/v1/stream/chat/f", headers=forked)).status_code == 403
+
+
+async def test_a_refused_payload_is_refused_every_time(client: httpx.AsyncClient) -> None:
+    malformed = {"X-JWT-Payload": base64.urlsafe_b64encode(b'{"sub":"alice","ds":7}').decode()}
+    for _ in range(3):
+        assert (await client.get("/ds/chat/x", headers=malformed)).status_code == 403
+
+
+async def test_decisions_hold_past_what_the_guard_remembers() -> None:
+    app = Edge(ok_app, _NoStreams(), Cors([]), guard=GatewayGuard(remembered=2))
+    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    tokens = [(identity(f"user-{n}", write=[f"b{n}"]), f"/v1/stream/b{n}/s") for n in range(5)]
+    async with httpx.AsyncClient(transport=transport, base_url="http://gw") as http:
+        for _ in range(2):
+            for n, (headers, path) in enumerate(tokens):
+                assert (await http.post(path, headers=headers)).status_code == 200
+                elsewhere = tokens[(n + 1) % len(tokens)][1]
+                assert (await http.post(elsewhere, headers=headers)).status_code == 403

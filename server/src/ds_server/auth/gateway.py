@@ -14,8 +14,9 @@ import time
 from typing import TYPE_CHECKING
 
 from ds_server.auth.access import required_access
-from ds_server.auth.identity import InvalidIdentity, identity_from_headers
+from ds_server.auth.identity import InvalidIdentity, identity_from_payload, single_payload
 from ds_server.auth.live_reads import TOKEN_EXPIRES_AT, LiveReadCounter, is_live_read
+from ds_server.auth.recent import RecentResults
 from ds_server.auth.scopes import MalformedScopes
 from ds_server.edge.http import Reply
 from ds_server.protocol import headers as h
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
 
 _FORKED_FROM = h.STREAM_FORKED_FROM.encode()
 _SUB = h.WRITER_IDENTITY.encode()
+_PAYLOAD = h.IDENTITY_PAYLOAD.encode()
+# How many token payloads, and how many (method, path) pairs, the guard
+# remembers the result of: the clients and streams one server serves at once.
+REMEMBERED_RESULTS = 4096
 # A request with no forwarded identity came past the gateway: say where to go.
 NO_GATEWAY_HINT = (
     "; send requests through the gateway (Envoy: port 8080 with `make dev`), "
@@ -41,23 +46,45 @@ LIVE_READ_RETRY_AFTER_SECS = 5
 class GatewayGuard:
     """Lets a request through only with a forwarded identity that grants what it touches."""
 
-    def __init__(self, *, scope_claim: str = "ds", max_live_reads_per_sub: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        scope_claim: str = "ds",
+        max_live_reads_per_sub: int = 0,
+        remembered: int = REMEMBERED_RESULTS,
+    ) -> None:
         self._scope_claim = scope_claim
         # 0: no cap (the token's lifetime still ends live reads).
         self._live_reads = (
             LiveReadCounter(max_live_reads_per_sub) if max_live_reads_per_sub else None
         )
+        # A client sends the same payload on every request, mostly to a few
+        # paths: each is decoded or worked out once (auth/recent.py).
+        self._identities: RecentResults[bytes, Identity] = RecentResults(remembered)
+        self._accesses: RecentResults[tuple[str, str], tuple[Access, ...]] = RecentResults(
+            remembered
+        )
 
     def check(self, scope: HTTPScope) -> Reply | None:
-        headers = scope["headers"]
-        fork_sources = [
-            value.decode("latin-1") for name, value in headers if name.lower() == _FORKED_FROM
-        ]
-        needed = required_access(scope["method"], scope["path"], fork_sources=fork_sources)
+        # One pass over the headers: the forwarded payloads, the fork sources,
+        # and every header but the writer identity, which is set below.
+        payloads: list[bytes] = []
+        fork_sources: list[str] = []
+        kept: list[tuple[bytes, bytes]] = []
+        for item in scope["headers"]:
+            name = item[0].lower()
+            if name == _PAYLOAD:
+                payloads.append(item[1])
+            elif name == _FORKED_FROM:
+                fork_sources.append(item[1].decode("latin-1"))
+            elif name == _SUB:
+                continue
+            kept.append(item)
+        needed = self._needed(scope["method"], scope["path"], fork_sources)
         if not needed:
             return None
         try:
-            identity = identity_from_headers(headers, self._scope_claim)
+            identity = self._identity(single_payload(payloads))
         except InvalidIdentity as exc:
             reason = str(exc) + (NO_GATEWAY_HINT if exc.missing else "")
             return _refusal(401, reason, challenge=True)
@@ -68,13 +95,29 @@ class GatewayGuard:
             return _refusal(403, _denial(denied))
         # The writer identity (Stream-Seq is ordered per writer) is the verified
         # sub, whatever X-JWT-Sub the request carried.
-        scope["headers"] = [
-            *(item for item in headers if item[0].lower() != _SUB),
-            (_SUB, identity.sub.encode("utf-8")),
-        ]
+        kept.append((_SUB, identity.sub.encode("utf-8")))
+        scope["headers"] = kept
         if is_live_read(scope["method"], scope["path"], scope["query_string"]):
             return self._admit_live_read(scope, identity)
         return None
+
+    def _needed(self, method: str, path: str, fork_sources: list[str]) -> tuple[Access, ...]:
+        if fork_sources:  # forks are rare, and their sources are part of the answer
+            return required_access(method, path, fork_sources=fork_sources)
+        key = (method, path)
+        needed = self._accesses.get(key)
+        if needed is None:
+            needed = required_access(method, path)
+            self._accesses.put(key, needed)
+        return needed
+
+    def _identity(self, payload: bytes) -> Identity:
+        # Only identities are kept: a payload that fails raises again each time.
+        identity = self._identities.get(payload)
+        if identity is None:
+            identity = identity_from_payload(payload, self._scope_claim)
+            self._identities.put(payload, identity)
+        return identity
 
     def finished(self, scope: HTTPScope) -> None:
         """The request has ended (whatever became of it): its live-read slot is free."""

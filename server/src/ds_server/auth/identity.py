@@ -20,7 +20,7 @@ from ds_server.auth.scopes import Scopes
 from ds_server.protocol import headers as h
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
 
 class InvalidIdentity(ValueError):
@@ -49,11 +49,21 @@ def identity_from_headers(headers: Iterable[tuple[bytes, bytes]], scope_claim: s
     """
     payload_name = h.IDENTITY_PAYLOAD.encode()
     payloads = [value for name, value in headers if name.lower() == payload_name]
+    return identity_from_payload(single_payload(payloads), scope_claim)
+
+
+def single_payload(payloads: Sequence[bytes]) -> bytes:
+    """The one forwarded payload among a request's copies of the header; raises if not one."""
     if not payloads:
         raise InvalidIdentity("no verified token", missing=True)
     if len(payloads) != 1:
         raise InvalidIdentity("ambiguous token payload")
-    claims = decode_payload(payloads[0])
+    return payloads[0]
+
+
+def identity_from_payload(payload: bytes, scope_claim: str) -> Identity:
+    """The identity a forwarded payload (``X-JWT-Payload``'s value) carries; raises as above."""
+    claims = decode_payload(payload)
     sub = claims.get("sub")
     if not isinstance(sub, str) or not sub:
         raise InvalidIdentity("the token has no sub claim")
