@@ -54,7 +54,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], result
         "--baseline",
         type=Path,
         help="run the ds-server build in this directory (an unpacked compiled wheel) "
-        "in the Node reference's place: before/after of two revisions",
+        "in the Node reference's place, in the same (first) configuration: before/after "
+        "of two revisions",
     )
     cmp.add_argument(
         "--configs",
@@ -83,6 +84,11 @@ def run_compare(args: argparse.Namespace) -> None:
     """Run the comparison, write its results, and maybe the docs page."""
     scenarios = compare.select(args.scenarios)
     configs = tuple(configurations.select(args.configs))
+    if args.baseline is not None and not configs[0].compiled:
+        raise SystemExit(
+            f"--baseline is a compiled build: compare it in a compiled configuration "
+            f"(image, compose or tuned), not {configs[0].name}"
+        )
     options = Options(
         quick=args.quick,
         durable_backend=args.durable_backend,

@@ -129,7 +129,12 @@ def server_for(side: Side, scenario: Scenario, options: Options, data_dir: Path)
         config = CONFIGURATIONS[side.config]
         server = DsServer(mode, data_dir, configuration=config, compiled_dir=options.compiled_dir)
     elif options.baseline is not None:
-        server = DsServer(mode, data_dir, {"PYTHONPATH": str(options.baseline)}, label="baseline")
+        # The same configuration (flags, settings, request log) as the build it is
+        # compared with, only the other build: a before/after of code, not of settings.
+        config = options.configurations[0]
+        server = DsServer(
+            mode, data_dir, configuration=config, compiled_dir=options.baseline, label="baseline"
+        )
     else:
         server = NodeServer(data_dir if scenario.durable else None)
     return BehindGateway(server) if side.gateway else server
