@@ -51,13 +51,14 @@ CONFIGURATIONS: dict[str, Configuration] = {
     for c in (
         Configuration(
             "default",
-            "`ds-server` as installed: plain Python, default settings (request log and metrics on)",
+            "`ds-server` as installed: plain Python, default settings (metrics on, request log "
+            "off: Envoy's is the stack's)",
             compiled=False,
         ),
         Configuration(
             "image",
             "the image (the Dockerfile's server target): compiled build, its settings "
-            "(request log and metrics on)",
+            "(metrics on, request log off)",
             compiled=True,
             env=_IMAGE_ENV,
         ),
@@ -80,8 +81,8 @@ CONFIGURATIONS: dict[str, Configuration] = {
         ),
         Configuration(
             "tuned",
-            "TUNED, not a deployment: compiled build, request log off "
-            "(`--log-level warning`), metrics on",
+            "TUNED, not a deployment: compiled build, `--log-level warning` (nothing below "
+            "warnings logged), metrics on",
             compiled=True,
             argv=("--log-level", "warning"),
             tuned=True,

@@ -1,4 +1,7 @@
-"""One log line per request, text or JSON, and never a credential in it."""
+"""One log line per request, text or JSON, and never a credential in it.
+
+Off by default (Envoy's access log is the stack's); these servers turn it on.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +20,33 @@ if TYPE_CHECKING:
 SECRET = "eyJhbGciOi.secret-token.signature"
 
 
+@pytest.fixture
+def start_logging(start_server: Callable[..., LoggedServer]) -> Callable[..., LoggedServer]:
+    """``start_server`` with the request log switched on."""
+
+    def start(**env: str) -> LoggedServer:
+        return start_server(DS_LOG__REQUESTS="true", **env)
+
+    return start
+
+
+def test_no_request_is_logged_by_default(start_server: Callable[..., LoggedServer]) -> None:
+    server = start_server()
+    stream = f"{server.url}/v1/stream/unlogged"
+    assert httpx.put(stream, headers={"Content-Type": "text/plain"}).status_code == 201
+    assert (
+        httpx.post(stream, content=b"x", headers={"Content-Type": "text/plain"}).status_code == 204
+    )
+    server.process.stop()
+    assert "ds_server.access" not in server.log()
+    # The server did log at info: only the request lines are off.
+    assert "INFO" in server.log()
+
+
 def test_json_lines_carry_method_path_status_duration_and_request_id(
-    start_server: Callable[..., LoggedServer],
+    start_logging: Callable[..., LoggedServer],
 ) -> None:
-    server = start_server(DS_LOG__FORMAT="json")
+    server = start_logging(DS_LOG__FORMAT="json")
     stream = f"{server.url}/v1/stream/logged/room"
     headers = {"Content-Type": "text/plain", "x-request-id": "req-from-envoy-1"}
     assert httpx.put(stream, headers=headers).status_code == 201
@@ -42,8 +68,8 @@ def test_json_lines_carry_method_path_status_duration_and_request_id(
     assert len(missing["request_id"]) == 32
 
 
-def test_no_token_is_ever_logged(start_server: Callable[..., LoggedServer]) -> None:
-    server = start_server()  # text lines, the default
+def test_no_token_is_ever_logged(start_logging: Callable[..., LoggedServer]) -> None:
+    server = start_logging()  # text lines, the default
     stream = f"{server.url}/v1/stream/private/room"
     bearer = {"Authorization": f"Bearer {SECRET}", "Content-Type": "text/plain"}
     assert httpx.put(stream, headers=bearer).status_code == 201
@@ -57,9 +83,9 @@ def test_no_token_is_ever_logged(start_server: Callable[..., LoggedServer]) -> N
 
 
 def test_a_control_character_in_a_path_cannot_forge_a_log_line(
-    start_server: Callable[..., LoggedServer],
+    start_logging: Callable[..., LoggedServer],
 ) -> None:
-    server = start_server()
+    server = start_logging()
     forged = "INFO ds_server.access GET /forged 200"
     httpx.get(f"{server.url}/v1/stream/x%0A{forged.replace(' ', '%20')}")
     server.wait_for_log(r"ds_server\.access GET /v1/stream/x\\n")
@@ -68,9 +94,9 @@ def test_a_control_character_in_a_path_cannot_forge_a_log_line(
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_every_line_is_written_in_order_when_the_server_is_stopped_with_sigterm(
-    start_server: Callable[..., LoggedServer], fmt: str
+    start_logging: Callable[..., LoggedServer], fmt: str
 ) -> None:
-    server = start_server(DS_LOG__FORMAT=fmt)
+    server = start_logging(DS_LOG__FORMAT=fmt)
     stream = f"{server.url}/v1/stream/terminated"
     count = 300
     with httpx.Client(headers={"Content-Type": "text/plain"}) as client:
@@ -85,9 +111,9 @@ def test_every_line_is_written_in_order_when_the_server_is_stopped_with_sigterm(
 
 
 def test_a_burst_over_many_connections_logs_every_request_once(
-    start_server: Callable[..., LoggedServer],
+    start_logging: Callable[..., LoggedServer],
 ) -> None:
-    server = start_server(DS_LOG__FORMAT="json")
+    server = start_logging(DS_LOG__FORMAT="json")
     stream = f"{server.url}/v1/stream/burst"
     count, connections = 2000, 50
 
