@@ -347,7 +347,7 @@ bench-extensions: $(VENV)/.synced ## Server RSS while bootstrapping a 1 GiB stre
 
 # `make bench-sync BENCH_SYNC_ARGS="--seconds 10 --events 50000"` for a short run;
 # `BENCH_SYNC_ARGS="--scenarios tables"` for the Postgres → stream lag alone;
-# `BENCH_SYNC_ARGS="--profile"` attaches py-spy to ds-sync in the 1,000/s runs;
+# `BENCH_SYNC_ARGS="--profile"` attaches py-spy to ds-sync in the lag runs;
 # `make bench-sync SYNCS=2`: two ds-sync processes sharing the work in every scenario.
 BENCH_SYNC_ARGS ?=
 SYNCS ?= 1

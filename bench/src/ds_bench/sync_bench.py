@@ -177,7 +177,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="attach py-spy to ds-sync during the 1,000/s runs of both directions; print the top "
+        help="attach py-spy to ds-sync during the lag runs of both directions; print the top "
         "of each profile and keep the raw stacks beside the results",
     )
     parser.add_argument(
@@ -227,7 +227,13 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
             lags.append(figures)
             # The same pipeline at a tenth of the load: its latency without queueing for CPU.
             settle("lag at a tenth of the rate")
-            tenth = lag(running, max(1, args.lag_streams // 10), args.rate / 10, args.seconds)
+            tenth = lag(
+                running,
+                max(1, args.lag_streams // 10),
+                args.rate / 10,
+                args.seconds,
+                profile("streams-tenth"),
+            )
             lags.append(tenth[0])
         if "pickup" in chosen:
             settle("pick-up of new and idle streams")
@@ -244,7 +250,9 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
             tables.append(figures)
             settle("Postgres → stream lag at a tenth of the rate")
             tables.append(
-                sync_tables.table_lag(running, args.table_rate / 10, args.table_seconds)[0]
+                sync_tables.table_lag(
+                    running, args.table_rate / 10, args.table_seconds, profile("tables-tenth")
+                )[0]
             )
     results = sync_report.Results(
         lags, rates, tables, values, table_values, max(1, args.instances), _machine.load()
