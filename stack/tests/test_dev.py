@@ -255,3 +255,23 @@ def test_dev_stack_with_tls_serves_https_and_its_own_clients_trust_it(
         )
         assert f"export SSL_CERT_FILE={cert}" in shell.stdout
         assert f"export DS_GATEWAY_URL={gateway}" in shell.stdout
+
+
+def test_a_second_signal_does_not_cut_the_shutdown_short(state_dir: Path, tmp_path: Path) -> None:
+    # A service manager (or `timeout`) may signal twice: the launcher, then its group.
+    log = tmp_path / "dev.log"
+    with _running(state_dir, _ports(), log) as launcher:
+        children = _family(launcher.pid)
+        launcher.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while "stopped everything" not in log.read_text() and launcher.poll() is None:
+            # Again and again while the stack stops: none of them may interrupt it.
+            launcher.send_signal(signal.SIGTERM)
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        launcher.wait(timeout=180)
+    assert launcher.returncode == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+    assert log.read_text().rstrip().splitlines()[-1].startswith("stopped everything in ")
+    gone = psutil.wait_procs(children, timeout=10)[1]
+    assert gone == [], f"left behind: {[p.pid for p in gone]}"

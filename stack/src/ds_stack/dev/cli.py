@@ -185,8 +185,11 @@ def run(config: StackConfig) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        # A second Ctrl-C must not cut the shutdown short.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # A second signal must not cut the shutdown short (a service manager or
+        # `timeout` signals the launcher and then its group). Each component
+        # still gets SIGKILL after its stop timeout, so this always ends.
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_IGN)
         stopping = time.monotonic()
         stack.stop()
         lock.release()
