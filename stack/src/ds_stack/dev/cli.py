@@ -136,7 +136,18 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(run(config))
 
 
-def _stop_on_signal(signum: int, frame: FrameType | None) -> NoReturn:
+class _Stopping:
+    """Whether the stack is stopping: then a signal is ignored, as a second Ctrl-C is."""
+
+    now = False
+
+
+def _stop_on_signal(signum: int, frame: FrameType | None) -> None:
+    # Checked here too, not only by ignoring signals once stopping: a second
+    # signal can arrive before the finally block has replaced this handler.
+    if _Stopping.now:
+        return
+    _Stopping.now = True
     raise KeyboardInterrupt
 
 
@@ -157,6 +168,7 @@ def run(config: StackConfig) -> int:
     # SIGINT too, explicitly: a process started in the background by a
     # non-interactive shell inherits SIGINT ignored, and Python then never
     # turns it into KeyboardInterrupt, so Ctrl-C sent to its group would do nothing.
+    _Stopping.now = False
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop_on_signal)
     lock = StateLock(config.state)
@@ -188,6 +200,7 @@ def run(config: StackConfig) -> int:
         # A second signal must not cut the shutdown short (a service manager or
         # `timeout` signals the launcher and then its group). Each component
         # still gets SIGKILL after its stop timeout, so this always ends.
+        _Stopping.now = True
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)
         stopping = time.monotonic()
