@@ -143,8 +143,10 @@ class _Stopping:
 
 
 def _stop_on_signal(signum: int, frame: FrameType | None) -> None:
-    # Checked here too, not only by ignoring signals once stopping: a second
-    # signal can arrive before the finally block has replaced this handler.
+    # Once stopping (the first signal, or a component that exited), a signal
+    # is ignored here rather than by SIG_IGN: set first thing, the flag leaves
+    # no moment for a second one to interrupt the stop, and children started
+    # meanwhile don't inherit an ignored SIGTERM.
     if _Stopping.now:
         return
     _Stopping.now = True
@@ -201,8 +203,6 @@ def run(config: StackConfig) -> int:
         # `timeout` signals the launcher and then its group). Each component
         # still gets SIGKILL after its stop timeout, so this always ends.
         _Stopping.now = True
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, signal.SIG_IGN)
         stopping = time.monotonic()
         stack.stop()
         lock.release()
