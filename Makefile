@@ -86,11 +86,12 @@ DEV_FLAGS = --state-dir $(DEV_DIR) $(call dev_flag,PORT,--port) \
 	$(call dev_flag,PG_PORT,--pg-port) $(call dev_flag,SYNC_PORT,--sync-port) \
 	$(call dev_flag,SERVER_METRICS_PORT,--server-metrics-port) \
 	$(call dev_flag,HEARTBEAT_SECS,--heartbeat-secs) $(call dev_flag,SNAPSHOT_SECS,--snapshot-secs) \
+	$(call dev_flag,LOG_MAX_MB,--log-max-mb) $(call dev_flag,LOG_KEEP,--log-keep) \
 	$(if $(filter command line,$(origin TLS)),$(if $(filter 1,$(TLS)),--tls))
 # `make dev` installs Spark for its snapshot schedule only: SNAPSHOT_SECS=0 runs without it.
 DEV_SYNCED = $(if $(filter command line,$(origin SNAPSHOT_SECS)),$(if $(filter 0 0.0,$(SNAPSHOT_SECS)),$(VENV)/.synced-stack,$(VENV)/.synced-spark),$(VENV)/.synced-spark)
 
-dev: $(DEV_SYNCED) ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS=; TLS=1: https and HTTP/2; installs no test tools or browser, and Spark only for the snapshots)
+dev: $(DEV_SYNCED) ## The whole stack until Ctrl-C: Postgres, ds-server, Envoy :8080, ds-sync, heartbeat, hourly snapshots (PORT= SERVER_PORT= ADMIN_PORT= PG_PORT= SYNC_PORT= SERVER_METRICS_PORT= SNAPSHOT_SECS= LOG_MAX_MB= LOG_KEEP=; TLS=1: https and HTTP/2; installs no test tools or browser, and Spark only for the snapshots)
 	@$(PY) -m ds_stack.dev $(DEV_FLAGS)
 
 dev-cluster: $(DEV_SYNCED) ## The stack with 3 ds-server replicas on the postgres store behind Envoy and 2 ds-sync processes sharing the work (state in .dev-cluster/; same ports and flags as dev)

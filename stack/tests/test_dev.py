@@ -8,6 +8,7 @@ survives a restart, and what a second ``make dev`` is told.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -93,6 +94,27 @@ def _running(
                 launcher.wait()
 
 
+def _assert_logs_rotated(logs: Path, max_bytes: int, keep: int) -> None:
+    """Every component's log within its size, at most ``keep`` old files, no line cut."""
+    names = {p.name for p in logs.iterdir()}
+    assert {"envoy.log", "envoy.log.1", "envoy.log.2"} <= names, sorted(names)
+    for component in ("ds-server", "envoy", "ds-sync", "heartbeat", "snapshots"):
+        assert f"{component}.log" in names, sorted(names)
+        assert f"{component}.log.{keep + 1}" not in names, sorted(names)
+    for path in logs.iterdir():
+        data = path.read_bytes()
+        assert len(data) <= max_bytes or data.count(b"\n") == 1, (path, len(data))
+        assert data.endswith(b"\n"), path
+    # Envoy's access lines (JSON) are whole in every file.
+    for name in ("envoy.log.2", "envoy.log.1"):
+        lines = (logs / name).read_text().splitlines()
+        access = [json.loads(line) for line in lines if line.startswith("{")]
+        assert access, name
+    # Postgres's own log too.
+    for path in (logs.parent / "postgres").glob("postgres.log*"):
+        assert path.stat().st_size <= max_bytes, path
+
+
 def _family(pid: int) -> list[psutil.Process]:
     parent = psutil.Process(pid)
     return [parent, *parent.children(recursive=True)]
@@ -105,7 +127,9 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
     gateway = f"http://127.0.0.1:{chosen['--port']}"
     postgres = f"postgresql://postgres:password@127.0.0.1:{chosen['--pg-port']}/durable_streams"
     log = tmp_path / "dev.log"
-    with _running(state_dir, chosen, log) as launcher:
+    # Component logs rotated at 8 KiB (16 MiB by default), two old files kept.
+    rotation = ("--log-max-mb", str(8 / 1024), "--log-keep", "2")
+    with _running(state_dir, chosen, log, *rotation) as launcher:
         out = log.read_text()
         token = re.search(r"export DS_TOKEN=(\S+)", out)
         assert token is not None, out
@@ -148,9 +172,13 @@ def test_dev_stack_prints_its_urls_stops_on_ctrl_c_and_keeps_its_data(
         assert offered.json()["sub"] == "dev"
         viewer = {"Authorization": f"Bearer {offered.json()['token']}"}
         assert httpx.put(f"{gateway}/ds/anybucket", headers=viewer).status_code == 201
+        with httpx.Client() as client:
+            for _ in range(200):  # ~60 kB of Envoy's access log
+                assert client.get(f"{gateway}/ui/").status_code == 200
         children = _family(launcher.pid)
         assert len(children) >= 6  # the launcher, ds-server, envoy, postgres (+ its own), ...
     assert launcher.returncode == 0, log.read_text()
+    _assert_logs_rotated(state_dir / "logs", 8192, keep=2)
     assert log.read_text().rstrip().splitlines()[-1].startswith("stopped everything in ")
     gone = psutil.wait_procs(children, timeout=10)[1]
     assert gone == [], f"left behind: {[p.pid for p in gone]}"

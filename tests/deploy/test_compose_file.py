@@ -361,3 +361,14 @@ def test_services_read_their_token_file_and_wait_for_it(service: str) -> None:
     # The token is never read once into the environment, where it would go stale.
     launch = " ".join(map(str, [*spec.get("entrypoint", []), *spec.get("command", [])]))
     assert "/run/ds-tokens" not in launch
+
+
+@pytest.mark.parametrize("name", sorted(services))
+def test_every_service_keeps_a_bounded_log(name: str) -> None:
+    # Docker's default json-file log has no limit: months of output would fill the disk.
+    logging = services[name].get("logging")
+    assert logging is not None, f"{name} sets no logging options"
+    assert logging["driver"] == "json-file"
+    size = logging["options"]["max-size"]
+    assert re.fullmatch(r"\d+[kmg]", size), size
+    assert int(logging["options"]["max-file"]) >= 1

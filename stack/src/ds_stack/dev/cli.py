@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, NoReturn
 from ds_settings import defaults
 
 from ds_stack.dev import banner
-from ds_stack.dev.config import SNAPSHOT_SECS, StackConfig
+from ds_stack.dev.config import LOG_KEEP, LOG_MAX_MB, SNAPSHOT_SECS, StackConfig
 from ds_stack.dev.lock import AlreadyRunning, NotRunning, StateLock, held, running_stack
 from ds_stack.dev.stack import Stack
-from ds_stack.launcher import LaunchError, PortInUse
+from ds_stack.launcher import LaunchError, LogRotation, PortInUse
 from ds_stack.postgres import PostgresError
 from ds_stack.postgres._placement import remove_data
 
@@ -81,6 +81,18 @@ def _parser() -> argparse.ArgumentParser:
         "is on the sync port + 10 * (i - 1)",
     )
     parser.add_argument(
+        "--log-max-mb",
+        type=_positive,
+        default=LOG_MAX_MB,
+        help="each component's log starts a new file past this many MiB (make: LOG_MAX_MB)",
+    )
+    parser.add_argument(
+        "--log-keep",
+        type=_not_negative,
+        default=LOG_KEEP,
+        help="old log files kept per component, NAME.log.1 the newest (make: LOG_KEEP)",
+    )
+    parser.add_argument(
         "--balance",
         choices=("MAGLEV", "ROUND_ROBIN"),
         default="MAGLEV",
@@ -97,6 +109,20 @@ def _parser() -> argparse.ArgumentParser:
     spark.add_argument("job", choices=["analytics", "snapshots"])
     spark.add_argument("job_args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
+    return value
+
+
+def _not_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,6 +158,9 @@ def main(argv: list[str] | None = None) -> None:
             balance=args.balance,
             tls=args.tls,
             electric_url=os.environ.get("ELECTRIC_URL") or None,
+            log_rotation=LogRotation(
+                max_bytes=max(1, round(args.log_max_mb * 1024 * 1024)), keep=args.log_keep
+            ),
         )
         sys.exit(run(config))
 

@@ -18,6 +18,7 @@ from ds_settings.defaults import (
     SYNC_PORT,
 )
 
+from ds_stack.launcher import LogRotation
 from ds_stack.ports import LOOPBACK, free_port
 
 if TYPE_CHECKING:
@@ -29,6 +30,11 @@ REPLICA_PORT_STEP = 10
 # The session snapshot job's period: a Spark start (a JVM) an hour is cheap,
 # and bounds session-events (about 100 kB an hour of heartbeats) by far.
 SNAPSHOT_SECS = 3600.0
+# Each component's log starts a new file past this size, and this many old
+# ones are kept: a stack left running for months keeps at most
+# (LOG_KEEP + 1) * LOG_MAX_MB per component, not a log of its whole life.
+LOG_MAX_MB = 16
+LOG_KEEP = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +68,10 @@ class StackConfig:
     balance: str = "MAGLEV"
     # The gateway serves TLS and HTTP/2 with a self-signed certificate (`make dev TLS=1`).
     tls: bool = False
+    # Component logs in logs_dir: rotated by size (ds_stack.launcher.log_pump).
+    log_rotation: LogRotation = field(
+        default_factory=lambda: LogRotation(max_bytes=LOG_MAX_MB * 1024 * 1024, keep=LOG_KEEP)
+    )
 
     @property
     def clustered(self) -> bool:

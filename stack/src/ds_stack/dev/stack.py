@@ -10,6 +10,7 @@ reverse order.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import http.client
 import ssl
 import time
@@ -62,11 +63,12 @@ class Stack:
                 data_dir=config.postgres_dir,
                 port=config.postgres_port,
                 durable=config.durable_postgres,
+                log_rotation=config.log_rotation,
             )
         )
         logs = config.logs_dir
         self.servers = [
-            Process(
+            self._process(
                 components.ds_server(
                     port,
                     env={
@@ -82,7 +84,7 @@ class Stack:
             )
             for i, port in enumerate(config.server_ports)
         ]
-        self.gateway = Process(
+        self.gateway = self._process(
             components.gateway(
                 listen_port=config.gateway_port,
                 upstream_ports=config.server_ports,
@@ -133,17 +135,17 @@ class Stack:
             self._create_bucket(SESSIONS_BUCKET)
             report.ready("envoy", self._elapsed())
             # Several share the work: they start side by side and divide it as they come up.
-            self.syncs = [Process(self._sync_spec(i)) for i in range(config.syncs)]
+            self.syncs = [self._process(self._sync_spec(i)) for i in range(config.syncs)]
             for sync in self.syncs:
                 sync.launch()
             for sync in self.syncs:
                 sync.wait_ready()
                 report.ready(sync.spec.name, self._elapsed())
-            self.heartbeat = Process(self._heartbeat_spec())
+            self.heartbeat = self._process(self._heartbeat_spec())
             self.heartbeat.start()
             report.ready("heartbeat", self._elapsed())
             if config.snapshot_secs > 0:
-                self.snapshots = Process(self._snapshots_spec())
+                self.snapshots = self._process(self._snapshots_spec())
                 self.snapshots.start()
                 report.ready("snapshots", self._elapsed())
         except BaseException:
@@ -198,6 +200,10 @@ class Stack:
             "sync": TokenRequest("ds-sync", "*", "*", ttl),
             "heartbeat": TokenRequest("heartbeat", "session-events", "session-events", ttl),
         }
+
+    def _process(self, spec: ProcessSpec) -> Process:
+        """A component, its log rotated by size (the stack runs for months)."""
+        return Process(dataclasses.replace(spec, log_rotation=self.config.log_rotation))
 
     def _sync_spec(self, index: int) -> ProcessSpec:
         config = self.config

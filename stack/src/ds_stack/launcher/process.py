@@ -17,10 +17,18 @@ from typing import IO, TYPE_CHECKING, Self
 from ds_stack import ports as port_owners
 from ds_stack.launcher import readiness
 from ds_stack.launcher._parent_death import die_with_parent
+from ds_stack.launcher.log_pump import LogPump, RotatingLog
 from ds_stack.launcher.service import Service
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ds_stack.launcher.spec import ProcessSpec
+
+
+# How long a stopped child's output may still be arriving (from descendants
+# that outlive it) before stop() returns; the pump goes on in the background.
+_PUMP_DRAIN_SECS = 2.0
 
 
 class LaunchError(RuntimeError):
@@ -35,6 +43,7 @@ class Process(Service):
         self.ready_secs: float | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._log_start = 0
+        self._pump: LogPump | None = None
         self._started_at = 0.0
 
     @property
@@ -73,28 +82,51 @@ class Process(Service):
         if spec.die_with_parent and threading.current_thread() is threading.main_thread():
             # The signal goes when the launching *thread* ends: only the main thread's is safe.
             preexec = die_with_parent(spec.stop_signal)
+        rotated = None
         with contextlib.ExitStack() as opened:
-            log: IO[bytes] | None = None
-            if spec.log_path is not None:
+            log: IO[bytes] | int | None = None
+            if spec.log_path is not None and spec.log_rotation is not None:
+                # Opened before the child starts: a log that can't be written stops the launch.
+                rotated = RotatingLog(spec.log_path, spec.log_rotation)
+                log = subprocess.PIPE
+            elif spec.log_path is not None:
                 spec.log_path.parent.mkdir(parents=True, exist_ok=True)
                 # The child keeps its own descriptor; ours closes once it has started.
-                log = opened.enter_context(spec.log_path.open("ab"))
-                self._log_start = log.tell()
+                opened_log = opened.enter_context(spec.log_path.open("ab"))
+                self._log_start = opened_log.tell()
+                log = opened_log
             self._started_at = time.monotonic()
             self.ready_secs = None
-            self._process = subprocess.Popen(
+            self._process = self._popen(spec, log, preexec, rotated)
+        if rotated is not None:
+            assert self._process.stdout is not None
+            self._pump = LogPump(self._process.stdout, rotated, watch=spec.ready_log)
+
+    @staticmethod
+    def _popen(
+        spec: ProcessSpec,
+        log: IO[bytes] | int | None,
+        preexec: Callable[[], None] | None,
+        rotated: RotatingLog | None,
+    ) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(
                 list(spec.argv),
                 env=None if spec.env is None else dict(spec.env),
                 cwd=spec.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
-                stderr=subprocess.STDOUT if log else None,
+                stderr=subprocess.STDOUT if log is not None else None,
                 start_new_session=spec.new_session,
                 preexec_fn=preexec,
                 user=spec.user,
                 group=spec.group,
                 extra_groups=None if spec.user is None else [],
             )
+        except BaseException:
+            if rotated is not None:
+                rotated.close()  # no pump will
+            raise
 
     def wait_ready(self) -> None:
         """Poll until ready; on failure stop the child and raise LaunchError."""
@@ -123,9 +155,12 @@ class Process(Service):
             return False
         if spec.ready is not None and not spec.ready():
             return False
-        return spec.ready_log is None or (
-            spec.log_path is not None
-            and readiness.logged_since(spec.log_path, self._log_start, spec.ready_log)
+        if spec.ready_log is None:
+            return True
+        if self._pump is not None:
+            return self._pump.seen.is_set()
+        return spec.log_path is not None and readiness.logged_since(
+            spec.log_path, self._log_start, spec.ready_log
         )
 
     def _require_served_by_child(self) -> None:
@@ -197,6 +232,10 @@ class Process(Service):
         return self._process.wait(timeout=timeout)
 
     def _release(self) -> None:
+        pump, self._pump = self._pump, None
+        if pump is not None:
+            # The last lines the child wrote reach the file before stop() returns.
+            pump.join(_PUMP_DRAIN_SECS)
         for path in self.spec.owned_files:
             path.unlink(missing_ok=True)
 

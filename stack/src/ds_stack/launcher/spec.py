@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
+    from ds_stack.launcher.log_pump import LogRotation
+
 
 @dataclass(frozen=True, slots=True)
 class ProcessSpec:
@@ -35,6 +37,9 @@ class ProcessSpec:
     ports: tuple[int, ...] | None = None
     # Output (stdout and stderr) is appended here; None: inherited.
     log_path: Path | None = None
+    # Set: the launcher writes the output itself, starting a new file when full
+    # (ds_stack.launcher.log_pump); None: the child writes ``log_path`` directly.
+    log_rotation: LogRotation | None = None
     cwd: Path | None = None
     # How a stop asks it to exit; SIGKILL follows after stop_timeout_secs.
     stop_signal: signal.Signals = signal.SIGTERM

@@ -33,6 +33,8 @@ from ds_stack.postgres._placement import reachable_binaries, reachable_data_dir
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ds_stack.launcher import LogRotation
+
 _READY_TIMEOUT_SECS = 30.0
 _STOP_TIMEOUT_SECS = 15.0
 # A unix socket path longer than this does not fit in sockaddr_un.
@@ -68,6 +70,8 @@ class PostgresConfig:
     durable: bool = True
     settings: Mapping[str, str] = field(default_factory=dict)
     bin_dir: Path | None = None
+    # Set: postgres.log starts a new file when full (a server left running for months).
+    log_rotation: LogRotation | None = None
 
 
 class EmbeddedPostgres(Service):
@@ -216,6 +220,7 @@ class EmbeddedPostgres(Service):
                 ready=self._accepting,
                 serves_port=port,
                 log_path=self.log_path,
+                log_rotation=self.config.log_rotation,
                 # Fast shutdown: disconnect clients, roll back, checkpoint, exit.
                 stop_signal=signal.SIGINT,
                 stop_timeout_secs=_STOP_TIMEOUT_SECS,
