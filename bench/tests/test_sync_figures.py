@@ -11,6 +11,9 @@ class _Window:
     def us_per(self, events: int) -> float:
         return 1000.0 / events
 
+    def wakeups_per(self, events: int) -> float:
+        return 300 / events
+
 
 def test_measured_takes_the_order_statistics_and_the_windows_share() -> None:
     lags = [float(n) for n in range(1, 101)]
@@ -26,4 +29,5 @@ def test_measured_takes_the_order_statistics_and_the_windows_share() -> None:
         max_ms=100.0,
         background=0.25,
         sync_cpu_us_per_event=5.0,
+        sync_wakeups_per_event=1.5,
     )

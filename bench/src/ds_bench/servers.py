@@ -74,6 +74,10 @@ class ServerProcess(Service):
         times = psutil.Process(self.pid).cpu_times()
         return float(times.user + times.system)
 
+    def wakeups(self) -> int:
+        """How often the process has slept and been woken so far (voluntary context switches)."""
+        return int(psutil.Process(self.pid).num_ctx_switches().voluntary)
+
     def start(self) -> None:
         self.process = Process(
             ProcessSpec(

@@ -18,7 +18,7 @@ import httpx
 import msgspec
 import psycopg
 
-from ds_bench import _machine, sync_load, sync_report, sync_tables
+from ds_bench import _machine, sync_load, sync_report, sync_tables, wakeup_cost
 from ds_bench.sync_figures import LagFigures, ThroughputFigures
 from ds_bench.sync_stack import Stack, Window, stack
 
@@ -218,6 +218,8 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
         return out_dir / f"sync-{stamp}-{name}.pyspy.txt" if args.profile else None
 
     print(f"machine: {_machine.load()}", flush=True)
+    wakeups = wakeup_cost.measure()
+    print(f"What waking costs here: {wakeup_cost.describe(wakeups)}.", flush=True)
     with stack(max(1, args.instances)) as running:
         if "lag" in chosen:
             settle("lag")
@@ -255,7 +257,14 @@ def run(args: argparse.Namespace, out_dir: Path) -> None:
                 )[0]
             )
     results = sync_report.Results(
-        lags, rates, tables, values, table_values, max(1, args.instances), _machine.load()
+        lags,
+        rates,
+        tables,
+        values,
+        table_values,
+        max(1, args.instances),
+        _machine.load(),
+        wakeups,
     )
     path = sync_report.write_results(out_dir, results, stamp)
     print(sync_report.markdown(results))

@@ -15,6 +15,8 @@ class Window(Protocol):
 
     def us_per(self, events: int) -> float: ...
 
+    def wakeups_per(self, events: int) -> float: ...
+
 
 @dataclass(frozen=True, slots=True)
 class LagFigures:
@@ -28,6 +30,7 @@ class LagFigures:
     max_ms: float
     background: float | None = None  # share of the machine other work used meanwhile
     sync_cpu_us_per_event: float | None = None  # ds-sync's CPU time per event
+    sync_wakeups_per_event: float | None = None  # times ds-sync slept and was woken, per event
 
     @classmethod
     def measured(
@@ -54,6 +57,7 @@ class LagFigures:
             max_ms=max(lags_ms),
             background=window.background,
             sync_cpu_us_per_event=window.us_per(carried),
+            sync_wakeups_per_event=window.wakeups_per(carried),
         )
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+
+from ds_bench import wakeup_cost
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,6 +38,8 @@ class Results:
     table_values: list[float]  # every lag of the first Postgres → stream run
     instances: int = 1  # ds-sync processes sharing the work
     load: str = ""  # the machine's cores and load averages at the end of the run
+    # CPU µs one wake-up costs here, by the sleep before it in ms (ds_bench.wakeup_cost).
+    wakeup_us: dict[str, float] = field(default_factory=dict)
 
 
 def markdown(results: Results) -> str:
@@ -43,12 +47,14 @@ def markdown(results: Results) -> str:
     lines: list[str] = [
         f"ds-sync processes: {results.instances}; machine: {results.load or 'n/a'}",
         "",
+        f"What waking costs here: {wakeup_cost.describe(results.wakeup_us)}.",
+        "",
     ]
     if results.lags:
         lines += [
             "| append acknowledged → row committed | events | p50 ms | p99 ms | max ms | target "
-            "| ds-sync CPU µs/event | other work |",
-            "|---|---:|---:|---:|---:|---|---:|---:|",
+            "| ds-sync CPU µs/event | wake-ups/event | other work |",
+            "|---|---:|---:|---:|---:|---|---:|---:|---:|",
         ]
         for lag in results.lags:
             target = LAG_TARGET_MS if lag.rate else PICKUP_TARGET_MS
@@ -72,15 +78,18 @@ def markdown(results: Results) -> str:
     if results.tables:
         lines += [
             "| commit → message readable on pg-items | changes | p50 ms | p99 ms | max ms "
-            "| target | ds-sync CPU µs/change | other work |",
-            "|---|---:|---:|---:|---:|---|---:|---:|",
+            "| target | ds-sync CPU µs/change | wake-ups/change | other work |",
+            "|---|---:|---:|---:|---:|---|---:|---:|---:|",
         ]
         lines += [_lag_row(lag, TABLE_LAG_TARGET_MS) for lag in results.tables]
         lines.append("")
     lines.append(
         "*ds-sync CPU*: the user + system time of the ds-sync process(es) over the measured "
         "window (summed over them when several share the work), divided by the events (or "
-        "changes) of the window. *other work*: the share of "
+        "changes) of the window. *wake-ups*: the times ds-sync slept and was woken (voluntary "
+        "context switches) per event; each wake-up has a CPU cost of its own, larger the "
+        "longer the sleep before it, which is why the cost per event grows at low rates. "
+        "*other work*: the share of "
         "the machine's CPU that processes outside the benchmark used during the scenario (the "
         "machine is shared)."
     )
@@ -95,12 +104,16 @@ def _lag_row(lag: LagFigures, target: float) -> str:
     return (
         f"| {scenario} | {lag.events:,} | {lag.p50_ms:,.1f} | {lag.p99_ms:,.1f} | "
         f"{lag.max_ms:,.1f} | p99 < {target:,.0f} ms: {met} | {_cpu(lag.sync_cpu_us_per_event)} "
-        f"| {_other(lag.background)} |"
+        f"| {_wakeups(lag.sync_wakeups_per_event)} | {_other(lag.background)} |"
     )
 
 
 def _cpu(us: float | None) -> str:
     return "n/a" if us is None else f"{us:,.0f}"
+
+
+def _wakeups(per_event: float | None) -> str:
+    return "n/a" if per_event is None else f"{per_event:.2f}"
 
 
 def _other(share: float | None) -> str:

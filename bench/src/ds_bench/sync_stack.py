@@ -54,8 +54,9 @@ class Background:
 
 class Window:
     """One measured window: ds-sync's CPU over it (utime + stime, as ``/proc/<pid>/stat``
-    counts them, through psutil, summed over the group's processes), other work's share of the
-    machine, and a profile (of the first process) when asked."""
+    counts them, through psutil, summed over the group's processes), how often it was woken
+    (voluntary context switches: each costs CPU of its own, more the longer the sleep),
+    other work's share of the machine, and a profile (of the first process) when asked."""
 
     def __init__(
         self, sync: SyncGroup, profile: Path | None = None, *, since_ready: bool = False
@@ -65,6 +66,7 @@ class Window:
         # From each process's readiness rather than from now: work that began before.
         self._since_ready = since_ready
         self.cpu_seconds = 0.0
+        self.wakeups = 0
         self.background = 0.0
 
     def __enter__(self) -> Window:
@@ -73,10 +75,12 @@ class Window:
             self._stack.enter_context(sync_profile.recording(self._sync.pid, self._profile))
         self._machine = self._stack.enter_context(Background())
         self._cpu = self._sync.ready_cpu if self._since_ready else self._sync.cpu_seconds()
+        self._wakeups = self._sync.wakeups()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.cpu_seconds = self._sync.cpu_seconds() - self._cpu
+        self.wakeups = self._sync.wakeups() - self._wakeups
         self._stack.close()
         self.background = self._machine.share
         if self._profile is not None and exc[0] is None:
@@ -88,6 +92,9 @@ class Window:
 
     def us_per(self, events: int) -> float:
         return self.cpu_seconds / max(1, events) * 1e6
+
+    def wakeups_per(self, events: int) -> float:
+        return self.wakeups / max(1, events)
 
 
 class SyncService(ServerProcess):
@@ -162,6 +169,9 @@ class SyncGroup:
 
     def cpu_seconds(self) -> float:
         return sum(process.cpu_seconds() for process in self.processes)
+
+    def wakeups(self) -> int:
+        return sum(process.wakeups() for process in self.processes)
 
     def metric(self, name: str) -> float:
         """A counter summed over the processes."""
