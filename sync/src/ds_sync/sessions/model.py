@@ -23,6 +23,7 @@ class Read:
     ``start`` is the offset the read began at (every row's ``ds_offset``),
     ``next_offset`` where the next read begins. ``gap_from`` is set when the
     read followed a 410: history from there to ``start`` was never synced.
+    ``caught_up``: the read reached the stream's tail (what follows is live).
     """
 
     start: str
@@ -30,6 +31,7 @@ class Read:
     messages: list[bytes]
     closed: bool = False
     gap_from: str | None = None
+    caught_up: bool = False
 
     @property
     def begins_at(self) -> str:

@@ -26,6 +26,7 @@ from durable_streams import DurableStreamError
 
 from ds_sync.sessions import checkpoints
 from ds_sync.sessions.model import Status
+from ds_sync.sessions.read_ticks import ReadTicks
 from ds_sync.sessions.shards import AllStreams, shard_of
 from ds_sync.sessions.stream_state import StreamState
 from ds_sync.sessions.tailer import Ending, Reader
@@ -73,6 +74,9 @@ class Streams:
         self._pool = pool
         self._metrics = metrics
         self.ownership: Ownership = ownership or AllStreams()
+        # A stream's reads not yet committed, beyond which its reader pauses.
+        self._queue_limit = options.max_batch_rows
+        self.ticks = ReadTicks(can_open=lambda state: state.queued_rows < self._queue_limit)
         self.writer = Writer(
             pool,
             metrics,
@@ -80,9 +84,8 @@ class Streams:
             interval=options.commit_interval_secs,
             settle=self._settled,
             owns=lambda state: self.ownership.owns(state.path),
+            ticks=self.ticks,
         )
-        # A stream's reads not yet committed, beyond which its reader pauses.
-        self._queue_limit = options.max_batch_rows
         self._states: dict[str, StreamState] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}  # first sights being recorded
         self._reported: set[str] = set()  # problems already logged once
@@ -385,9 +388,14 @@ class Streams:
             state.recovering = False
             return
         state.queue(read)
+        self.ticks.delivered()
         self.writer.submit(state)
-        if state.queued_rows >= self._queue_limit and state.reader is not None:
+        if state.reader is None:
+            return
+        if state.queued_rows >= self._queue_limit:
             state.reader.pause()
+        elif read.caught_up:
+            self.ticks.hold(state)  # live: it reads again just before the next commit
 
     def _settled(self, chain: Chain, error: BaseException | None) -> None:
         """The writer's verdict on a chain of reads."""
@@ -396,7 +404,11 @@ class Streams:
             chain.settled.set_result(None)
         if error is None:
             state.committed(chain)
-            if state.reader is not None and state.queued_rows < self._queue_limit:
+            if (
+                state.reader is not None
+                and state.queued_rows < self._queue_limit
+                and not self.ticks.holds(state)
+            ):
                 state.reader.resume()
             if chain.closed:
                 self._count_states()

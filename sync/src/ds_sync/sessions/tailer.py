@@ -163,7 +163,13 @@ class Reader:
             return
         self._closed = update.closed
         self._handover(
-            Read(self.offset, normal_offset(update.next_offset), update.messages, update.closed)
+            Read(
+                self.offset,
+                normal_offset(update.next_offset),
+                update.messages,
+                update.closed,
+                caught_up=update.up_to_date,
+            )
         )
 
     def _handover(self, read: Read) -> None:

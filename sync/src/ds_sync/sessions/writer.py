@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
     from ds_sync.metrics import Metrics
     from ds_sync.sessions.model import Read
+    from ds_sync.sessions.read_ticks import ReadTicks
     from ds_sync.sessions.stream_state import Chain, StreamState
 
 log = logging.getLogger("ds_sync.writer")
@@ -114,9 +115,11 @@ class Writer:
         interval: float,
         settle: Callable[[Chain, BaseException | None], None],
         owns: Callable[[StreamState], bool] = lambda _: True,
+        ticks: ReadTicks | None = None,
     ) -> None:
         self._pool = pool
         self._owns = owns
+        self._ticks = ticks
         self._conn: AsyncConnection[Any] | None = None  # the writer's own, taken from the pool
         self._metrics = metrics
         self._max_rows = max_rows
@@ -159,8 +162,11 @@ class Writer:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        ticks = self._ticks
         while not self._stopped():
-            await self._work.wait()
+            # Readers held for the tick (read_ticks): tick without being asked.
+            if ticks is None or not ticks.holding:
+                await self._work.wait()
             self._work.clear()
             # One transaction per tick; a backlog worth a full statement doesn't wait.
             wait = self._last_start + self._interval - loop.time()
@@ -168,6 +174,14 @@ class Writer:
                 await asyncio.sleep(wait)
             if self._stopped():
                 return
+            if ticks is not None and ticks.holding:
+                # The next window an interval on, whatever it brings. A quiet window ends
+                # the holding, unless this tick has reads to commit anyway (the ones
+                # that were just held: their streams get a window of their own next).
+                self._last_start = loop.time()
+                await ticks.window(release_if_quiet=not self._submitted)
+                if self._stopped():
+                    return
             chains = self._take()
             if not chains:
                 continue
