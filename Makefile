@@ -3,6 +3,14 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PYTHON ?= python3
+# The workspace's interpreter. A distribution's CPython (Debian's, Ubuntu's)
+# is built with profile-guided and link-time optimisation; a plain source
+# build, such as pyenv's by default, is not, and serves ~10 % fewer requests
+# (docs/benchmarks.md, "The interpreter"). So /usr/bin/python3 when it is
+# 3.11 or newer, else $(PYTHON); `make WORKSPACE_PYTHON=/path/to/python3 ...`
+# chooses another. Exported for every uv command below.
+WORKSPACE_PYTHON ?= $(shell /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2> /dev/null && echo /usr/bin/python3 || command -v $(PYTHON))
+export UV_PYTHON := $(WORKSPACE_PYTHON)
 UV_VERSION := 0.13.8
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
@@ -36,9 +44,17 @@ $(UV):
 # the tests use), what the stack runs (.synced-stack: `make dev` with no
 # snapshot schedule), and that with Spark (.synced-spark). `--inexact`: a
 # smaller sync never removes what a larger one installed.
-MANIFESTS := $(UV) uv.lock pyproject.toml $(wildcard */pyproject.toml)
+MANIFESTS := $(UV) uv.lock pyproject.toml $(wildcard */pyproject.toml) $(TOOLS)/workspace-python
 # Precompile: with PYTHONDONTWRITEBYTECODE set, every server start would recompile.
 PRECOMPILE = @$(PY) -m compileall -q -j 0 $(VENV)/lib settings/src server/src proxy/src client/src stack/src sync/src schema/src > /dev/null || true
+
+# Which interpreter the workspace was made with: another one makes uv make it again.
+$(TOOLS)/workspace-python: FORCE
+	@mkdir -p $(TOOLS)
+	@echo '$(WORKSPACE_PYTHON)' | cmp -s - $@ || echo '$(WORKSPACE_PYTHON)' > $@
+
+.PHONY: FORCE
+FORCE:
 
 $(VENV)/.synced: $(MANIFESTS)
 	$(UV) sync --locked --inexact --all-groups --quiet
