@@ -216,6 +216,13 @@ class _SseProtocol(asyncio.Protocol):
         # uvloop's transports implement asyncio.Transport without subclassing it.
         self._transport = cast("asyncio.Transport", transport)
         if self._reader.paused:
+            # A turn later: asyncio's own transport starts reading in a callback queued
+            # before this one, which in older 3.11 releases (3.11.2, Debian 12's) undid a
+            # pause made here.
+            self._loop.call_soon(self._pause_if_still_paused)
+
+    def _pause_if_still_paused(self) -> None:
+        if self._reader.paused:
             self.pause()
 
     def data_received(self, data: bytes) -> None:
