@@ -186,3 +186,14 @@ def test_rotating_log_alone(tmp_path: Path) -> None:
     assert (tmp_path / "a.log.2").read_bytes() == b"12345\n"
     assert (tmp_path / "a.log.1").read_bytes() == b"6789\nabc\n"
     assert (tmp_path / "a.log").read_bytes() == b"defghij\nk\n"
+
+
+def test_a_line_in_pieces_is_never_split_between_files(tmp_path: Path) -> None:
+    # The pump hands over a line longer than its read size in pieces.
+    log = RotatingLog(tmp_path / "a.log", LogRotation(max_bytes=10, keep=2))
+    for chunk in (b"first\n", b"a long li", b"ne in pie", b"ces\n", b"next\n"):
+        log.write(chunk)
+    log.close()
+    assert (tmp_path / "a.log.2").read_bytes() == b"first\n"
+    assert (tmp_path / "a.log.1").read_bytes() == b"a long line in pieces\n"
+    assert (tmp_path / "a.log").read_bytes() == b"next\n"

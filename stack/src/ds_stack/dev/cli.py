@@ -19,10 +19,16 @@ from typing import TYPE_CHECKING, NoReturn
 from ds_settings import defaults
 
 from ds_stack.dev import banner
-from ds_stack.dev.config import LOG_KEEP, LOG_MAX_MB, SNAPSHOT_SECS, StackConfig
+from ds_stack.dev.config import (
+    LOG_KEEP,
+    LOG_MAX_MB,
+    SNAPSHOT_SECS,
+    StackConfig,
+    log_rotation_of,
+)
 from ds_stack.dev.lock import AlreadyRunning, NotRunning, StateLock, held, running_stack
 from ds_stack.dev.stack import Stack
-from ds_stack.launcher import LaunchError, LogRotation, PortInUse
+from ds_stack.launcher import LaunchError, PortInUse
 from ds_stack.postgres import PostgresError
 from ds_stack.postgres._placement import remove_data
 
@@ -158,9 +164,7 @@ def main(argv: list[str] | None = None) -> None:
             balance=args.balance,
             tls=args.tls,
             electric_url=os.environ.get("ELECTRIC_URL") or None,
-            log_rotation=LogRotation(
-                max_bytes=max(1, round(args.log_max_mb * 1024 * 1024)), keep=args.log_keep
-            ),
+            log_rotation=log_rotation_of(args.log_max_mb, args.log_keep),
         )
         sys.exit(run(config))
 

@@ -37,6 +37,11 @@ LOG_MAX_MB = 16
 LOG_KEEP = 3
 
 
+def log_rotation_of(max_mb: float = LOG_MAX_MB, keep: int = LOG_KEEP) -> LogRotation:
+    """The component logs' rotation: a new file past ``max_mb`` MiB, ``keep`` old ones."""
+    return LogRotation(max_bytes=max(1, round(max_mb * 1024 * 1024)), keep=keep)
+
+
 @dataclass(frozen=True, slots=True)
 class StackConfig:
     """Where the stack keeps its state and which loopback ports it uses."""
@@ -69,9 +74,7 @@ class StackConfig:
     # The gateway serves TLS and HTTP/2 with a self-signed certificate (`make dev TLS=1`).
     tls: bool = False
     # Component logs in logs_dir: rotated by size (ds_stack.launcher.log_pump).
-    log_rotation: LogRotation = field(
-        default_factory=lambda: LogRotation(max_bytes=LOG_MAX_MB * 1024 * 1024, keep=LOG_KEEP)
-    )
+    log_rotation: LogRotation = field(default_factory=log_rotation_of)
 
     @property
     def clustered(self) -> bool:

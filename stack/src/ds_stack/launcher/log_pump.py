@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 # A "line" longer than this (output with no newline, such as progress bars
-# redrawn with \r) is written in pieces of this size rather than held whole.
+# redrawn with \r) is written in pieces of this size rather than held whole
+# (all in the same file).
 _MAX_LINE = 64 * 1024
 
 
@@ -51,12 +52,16 @@ class RotatingLog:
         # Unbuffered: each line is in the file as soon as the child wrote it (`tail -f`).
         self._file = path.open("ab", buffering=0)
         self._size = self._file.tell()
+        # Whether the next write starts a line: a line that comes in pieces (longer
+        # than _MAX_LINE) is never split between two files.
+        self._line_start = True
 
     def write(self, data: bytes) -> None:
-        if self._size and self._size + len(data) > self.rotation.max_bytes:
+        if self._line_start and self._size and self._size + len(data) > self.rotation.max_bytes:
             self._rotate()
         self._file.write(data)
         self._size += len(data)
+        self._line_start = data.endswith(b"\n")
 
     def _rotate(self) -> None:
         self._file.close()
