@@ -6,7 +6,7 @@ control: the server's bytes wait in the socket) and every held reader is
 opened together just before the tick's commit: the events of all streams
 are parsed and handed over in one turn of the loop, and the writer is
 woken once, not once per event. Measured with ``ds-bench sync``: CPU per
-event 25 % lower at 1,000 events/s over 100 streams and ~17 % lower at 100/s
+event 25 % lower at 1,000 events/s over 100 streams and 10 to 17 % lower at 100/s
 (docs/benchmarks.md). What it does not remove: uvloop (libuv) takes a
 paused socket out of its poll set only when data next arrives, so the
 first event per stream and tick still wakes the process for a moment.
